@@ -1,0 +1,1 @@
+"""pyparsing grammars, one module per format family (installed as ``loganalyze.grammars``)."""

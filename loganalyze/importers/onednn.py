@@ -1,0 +1,352 @@
+"""oneDNN / DNNL / MKL-DNN verbose logs.
+
+How a file goes in (see docs/benchmarks.md for what each step costs):
+
+1. ``lines.iter_line_batches`` cuts the bytes into numbered lines (numpy, no Python loop).
+2. One SQL statement per batch keeps the verbose lines, cuts each into
+   ``key`` (the line without its timestamp and last field), ``ts`` and ``tail`` (the last
+   field), and inserts ``(line_no, hash(key), ts, tail as a number)`` into ``onednn_events``.
+3. Keys never seen before are read once by the pyparsing grammar
+   (``loganalyze.grammars.onednn_verbose.parse_shape``) into a row of ``onednn_shapes``.
+   When the grammar says the tail is not a time (info lines, diagnostics, untimed or
+   truncated lines) those few lines are keyed again on the whole line and parsed again.
+4. Truncated and malformed lines leave ``onednn_events`` for ``skipped_lines``, with the
+   grammar's reason.
+"""
+from __future__ import annotations
+
+import pyarrow as pa
+
+from ..grammars import onednn_verbose as g
+from ..inputs import InputError
+from ..lines import LineStats, iter_line_batches
+from .base import IngestContext
+
+MARKERS = ("onednn_verbose", "dnnl_verbose", "mkldnn_verbose")
+
+# The verbose filter and the cut into key / timestamp / tail, on the Arrow batch ``batch``.
+# ``line`` ends with "\n" or "\r\n".  Positions are in characters, as substr counts them.
+CUT_SQL = r"""
+WITH v AS (
+    SELECT line_no, line,
+           regexp_extract(line,
+               '^((?:onednn|dnnl|mkldnn)_verbose(?:,v[0-9]+)?)(,[0-9]+\.[0-9]*)?(,|\r?\n$)',
+               ['pre', 'ts']) AS m
+    FROM batch
+    WHERE starts_with(line, 'onednn_verbose') OR starts_with(line, 'dnnl_verbose')
+       OR starts_with(line, 'mkldnn_verbose')
+), p AS (
+    SELECT line_no, line, m.pre AS pre, m.ts AS ts,
+           length(m.pre) + length(m.ts) + 1 AS body_at,
+           length(line) - instr(reverse(line), ',') + 1 AS lastc,
+           CASE WHEN ends_with(line, chr(13) || chr(10)) THEN 2 ELSE 1 END AS eol
+    FROM v WHERE m.pre <> ''
+)
+SELECT line_no,
+       CASE WHEN lastc >= body_at THEN pre || substr(line, body_at, lastc - body_at) ELSE pre END AS key,
+       CASE WHEN ts <> '' THEN substr(ts, 2) END AS ts,
+       CASE WHEN lastc >= body_at THEN substr(line, lastc + 1, length(line) - lastc - eol) END AS tail
+FROM p
+"""
+
+INSERT_SQL = f"""
+INSERT INTO onednn_events
+SELECT $sid, line_no, hash(key), try_cast(ts AS DOUBLE), try_cast(tail AS DOUBLE)
+FROM ({CUT_SQL})
+"""
+
+SHAPE_COLUMNS = [
+    "shape_id", "key", "marker", "version_token", "component", "operation", "op_class", "layout",
+    "engine", "kind", "impl", "prop_kind", "mds", "attrs", "aux", "problem", "alg", "dtype",
+    "dims", "md_list", "info_kind", "detail", "timed",
+]
+
+MD_TYPE = pa.list_(
+    pa.struct([(n, pa.string()) for n in ("arg", "dt", "props", "format_kind", "tag", "strides", "flags", "extra")])
+)
+
+
+class OneDNNVerboseImporter:
+    format = "onednn_verbose"
+
+    def __init__(self) -> None:
+        #: why a whole-line shape is truncated or malformed, by its id
+        self.bad_reason: dict[int, str] = {}
+
+    def sniff(self, head: bytes, name: str) -> int:
+        for line in head.split(b"\n")[:-1] if b"\n" in head else [head]:
+            if line.startswith(tuple(m.encode() + b"," for m in MARKERS)):
+                return 90
+        return 0
+
+    def ingest(self, ctx: IngestContext) -> None:
+        con = ctx.con
+        sid = ctx.source_id
+        # shape_id -> "ok" (a complete timed shape), "rekey" (read the line whole) or a status
+        known: dict[int, str] = {}
+        for shape_id, timed in con.execute("SELECT shape_id, timed FROM onednn_shapes").fetchall():
+            known[shape_id] = "ok" if timed else "whole"
+        rekey_ids: set[int] = set()
+        stats = LineStats()
+        for batch in iter_line_batches(ctx.file.chunks(), stats):
+            for line_no, reason, text in batch.rejected:
+                if text.startswith(tuple(m.encode() for m in MARKERS)):
+                    ctx.skip(line_no, reason, text)
+            con.register("batch", batch.table)
+            con.execute(INSERT_SQL, {"sid": sid})
+            lo, hi = batch.first_line, batch.first_line + batch.count - 1
+            ids = con.execute(
+                "SELECT DISTINCT shape_id FROM onednn_events WHERE source_id = $sid AND line_no BETWEEN $lo AND $hi",
+                {"sid": sid, "lo": lo, "hi": hi},
+            ).fetchall()
+            ids = {r[0] for r in ids}
+            new = [i for i in ids if i not in known]
+            if new:
+                self._parse_new_keys(con, new, known, rekey_ids)
+            self._skip_bad_times(ctx, known, lo, hi)
+            here = ids & rekey_ids
+            if here:
+                self._rekey(ctx, here, known, lo, hi)
+            con.unregister("batch")
+            if ctx.progress:
+                ctx.progress(stats.bytes)
+        ctx.flush_skipped()
+        if stats.lines == 0:
+            raise InputError(f"{ctx.file.path}: empty file")
+        parsed = con.execute("SELECT count(*) FROM onednn_events WHERE source_id = ?", [sid]).fetchone()[0]
+        verbose = parsed + ctx.skipped_count
+        if verbose == 0:
+            raise InputError(
+                f"{ctx.file.path}: not a oneDNN verbose log (no line starts with "
+                "onednn_verbose, dnnl_verbose or mkldnn_verbose)"
+            )
+        ctx.source.update(
+            lines_total=stats.lines,
+            lines_parsed=parsed,
+            lines_skipped=ctx.skipped_count,
+            lines_non_verbose=stats.lines - verbose,
+            crlf_lines=stats.crlf,
+            ends_with_newline=stats.ends_with_newline,
+        )
+        self._describe_source(ctx)
+
+    # ------------------------------------------------------------------ shapes
+    def _parse_new_keys(self, con, new_ids, known, rekey_ids) -> None:
+        con.register("_new_ids", pa.table({"h": pa.array(new_ids, pa.uint64())}))
+        rows = con.execute(
+            f"SELECT hash(key) AS h, any_value(key) FROM ({CUT_SQL}) "
+            "WHERE hash(key) IN (SELECT h FROM _new_ids) GROUP BY ALL"
+        ).fetchall()
+        con.unregister("_new_ids")
+        shapes = []
+        for h, key in rows:
+            shape = g.parse_shape(key)
+            if shape.tail_is_time:
+                known[h] = "ok"
+                shapes.append((h, shape))
+            else:
+                known[h] = "rekey"
+                rekey_ids.add(h)
+        self._insert_shapes(con, shapes)
+
+    def _skip_bad_times(self, ctx: IngestContext, known, lo, hi) -> None:
+        """Complete profiling lines whose last field is not a number are malformed."""
+        rows = ctx.con.execute(
+            """SELECT line_no, shape_id FROM onednn_events
+               WHERE source_id = $sid AND line_no BETWEEN $lo AND $hi AND time_ms IS NULL""",
+            {"sid": ctx.source_id, "lo": lo, "hi": hi},
+        ).fetchall()
+        bad = [line_no for line_no, h in rows if known.get(h) == "ok"]
+        if not bad:
+            return
+        con = ctx.con
+        con.register("_badt", pa.table({"line_no": pa.array(bad, pa.int64())}))
+        texts = con.execute(
+            f"SELECT line_no, key || ',' || coalesce(tail, '') FROM ({CUT_SQL}) "
+            "WHERE line_no IN (SELECT line_no FROM _badt) ORDER BY line_no"
+        ).fetchall()
+        con.execute(
+            "DELETE FROM onednn_events WHERE source_id = $sid AND line_no IN (SELECT line_no FROM _badt)",
+            {"sid": ctx.source_id},
+        )
+        con.unregister("_badt")
+        for line_no, text in texts:
+            ctx.skip(line_no, f"malformed: time field {text.rsplit(',', 1)[-1]!r} is not a number", text)
+
+    def _rekey(self, ctx: IngestContext, ids, known, lo, hi) -> None:
+        """Lines whose last field is not a time: key them on the whole line."""
+        con = ctx.con
+        con.register("_rk_ids", pa.table({"h": pa.array(sorted(ids), pa.uint64())}))
+        con.execute(
+            f"""CREATE OR REPLACE TEMP TABLE _rk AS
+            SELECT line_no, CASE WHEN tail IS NULL THEN key ELSE key || ',' || tail END AS whole
+            FROM ({CUT_SQL}) WHERE hash(key) IN (SELECT h FROM _rk_ids)"""
+        )
+        con.unregister("_rk_ids")
+        con.execute("ALTER TABLE _rk ADD COLUMN h2 UBIGINT")
+        con.execute("UPDATE _rk SET h2 = hash(whole)")
+        rows = con.execute("SELECT h2, any_value(whole) FROM _rk GROUP BY h2").fetchall()
+        shapes = []
+        for h2, whole in rows:
+            if h2 in known:
+                continue
+            shape = g.parse_shape(whole, whole=True)
+            if shape.status == "ok":
+                known[h2] = "whole"
+                shapes.append((h2, shape))
+            else:
+                known[h2] = "bad"
+                self.bad_reason[h2] = shape.reason
+        self._insert_shapes(con, shapes)
+        con.execute(
+            """UPDATE onednn_events SET shape_id = _rk.h2, time_ms = NULL FROM _rk
+               WHERE onednn_events.source_id = $sid AND onednn_events.line_no = _rk.line_no""",
+            {"sid": ctx.source_id},
+        )
+        bad = sorted(h for h, _ in rows if known[h] == "bad")
+        if bad:
+            con.register("_bad", pa.table({"h": pa.array(bad, pa.uint64())}))
+            skipped = con.execute(
+                "SELECT line_no, h2, whole FROM _rk WHERE h2 IN (SELECT h FROM _bad) ORDER BY line_no"
+            ).fetchall()
+            con.execute(
+                """DELETE FROM onednn_events WHERE source_id = $sid
+                   AND line_no IN (SELECT line_no FROM _rk WHERE h2 IN (SELECT h FROM _bad))""",
+                {"sid": ctx.source_id},
+            )
+            con.unregister("_bad")
+            for line_no, h2, whole in skipped:
+                ctx.skip(line_no, self.bad_reason[h2], whole)
+
+    @staticmethod
+    def _insert_shapes(con, shapes) -> None:
+        if not shapes:
+            return
+        cols: dict[str, list] = {c: [] for c in SHAPE_COLUMNS}
+        for h, s in shapes:
+            cols["shape_id"].append(h)
+            for c in SHAPE_COLUMNS[1:]:
+                if c == "timed":
+                    cols[c].append(s.tail_is_time)
+                elif c == "dims":
+                    cols[c].append(list(s.dims.items()))
+                else:
+                    cols[c].append(getattr(s, c))
+        tbl = pa.table(
+            {
+                "shape_id": pa.array(cols["shape_id"], pa.uint64()),
+                **{c: pa.array(cols[c], pa.string()) for c in SHAPE_COLUMNS[1:18]},
+                "dims": pa.array(cols["dims"], pa.map_(pa.string(), pa.string())),
+                "md_list": pa.array(cols["md_list"], MD_TYPE),
+                "info_kind": pa.array(cols["info_kind"], pa.string()),
+                "detail": pa.array(cols["detail"], pa.string()),
+                "timed": pa.array(cols["timed"], pa.bool_()),
+            }
+        )
+        con.register("_shapes", tbl)
+        con.execute("INSERT OR IGNORE INTO onednn_shapes SELECT * FROM _shapes")
+        con.unregister("_shapes")
+
+    # ------------------------------------------------------------------ source description
+    def _describe_source(self, ctx: IngestContext) -> None:
+        con, sid = ctx.con, ctx.source_id
+        info = con.execute(
+            """SELECT e.line_no, s.info_kind, s.detail, coalesce(nullif(s.component, ''), 'primitive')
+               FROM onednn_events e JOIN onednn_shapes s USING (shape_id)
+               WHERE e.source_id = ? AND s.op_class = 'info' ORDER BY e.line_no""",
+            [sid],
+        ).fetchall()
+        segments: list[dict] = []
+        current = {"segment": 0, "first_line": 1, "library_version": None, "isa": None, "runtime": None, "templates": []}
+        for line_no, info_kind, detail, component in info:
+            if info_kind == "version":
+                if current["segment"] > 0 or current["first_line"] < line_no:
+                    current["last_line"] = line_no - 1
+                    segments.append(current)
+                current = {
+                    "segment": len(segments) + 1 if segments or current["first_line"] < line_no else 1,
+                    "first_line": line_no, "library_version": g.info_version(detail)[0],
+                    "isa": g.info_isa(detail), "runtime": None, "templates": [],
+                }
+            elif info_kind == "isa":
+                current["isa"] = g.info_isa(detail)
+            elif info_kind == "runtime" and detail.startswith("cpu,"):
+                current["runtime"] = detail[len("cpu,runtime:"):]
+            elif info_kind == "template":
+                current["templates"].append(f"{component}:{detail}")
+        current["last_line"] = ctx.source["lines_total"]
+        segments.append(current)
+        # renumber: 0 only for lines before the first header
+        if segments[0]["library_version"] is None and len(segments) > 1 and segments[0]["segment"] == 0:
+            pass
+        for i, seg in enumerate(segments):
+            seg["segment"] = i if segments[0]["library_version"] is None else i + 1
+        tbl = pa.table(
+            {
+                "source_id": pa.array([sid] * len(segments), pa.int32()),
+                "segment": pa.array([s["segment"] for s in segments], pa.int32()),
+                "first_line": pa.array([s["first_line"] for s in segments], pa.int64()),
+                "last_line": pa.array([s["last_line"] for s in segments], pa.int64()),
+                "library_version": pa.array([s["library_version"] for s in segments], pa.string()),
+                "isa": pa.array([s["isa"] for s in segments], pa.string()),
+                "runtime": pa.array([s["runtime"] for s in segments], pa.string()),
+                "templates": pa.array([s["templates"] for s in segments], pa.list_(pa.string())),
+            }
+        )
+        con.register("_segs", tbl)
+        con.execute("INSERT INTO onednn_segments SELECT * FROM _segs")
+        con.unregister("_segs")
+        versions = [s["library_version"] for s in segments if s["library_version"]]
+        isas = [s["isa"] for s in segments if s["isa"]]
+        runtimes = [s["runtime"] for s in segments if s["runtime"]]
+        ctx.source["library_version"] = "; ".join(dict.fromkeys(versions)) or None
+        ctx.source["isa"] = "; ".join(dict.fromkeys(isas)) or None
+        ctx.source["runtime"] = "; ".join(dict.fromkeys(runtimes)) or None
+        ctx.source["segments"] = len([s for s in segments if s["library_version"]]) or 1
+        ctx.source["dialect"] = self._dialect(con, sid)
+        kinds = con.execute(
+            """SELECT count(*) FILTER (WHERE s.op_class IN ('exec', 'create', 'create_nested'))
+               FROM onednn_events e JOIN onednn_shapes s USING (shape_id) WHERE e.source_id = ?""",
+            [sid],
+        ).fetchone()[0]
+        if kinds == 0:
+            ctx.warnings.append(
+                f"{ctx.file.path}: no primitive exec/create lines (only headers or diagnostics)"
+            )
+        if ctx.skipped_count:
+            first = con.execute(
+                "SELECT line_no, reason FROM skipped_lines WHERE source_id = ? ORDER BY line_no LIMIT 1", [sid]
+            ).fetchone()
+            ctx.warnings.append(
+                f"{ctx.file.path}: {ctx.skipped_count} line(s) skipped (first: line {first[0]}, {first[1]})"
+            )
+
+    @staticmethod
+    def _dialect(con, sid) -> str:
+        rows = con.execute(
+            """SELECT s.marker, s.version_token, s.component <> '' AS has_component, s.layout,
+                      bool_or(e.ts_ms IS NOT NULL) AS ts, count(*)
+               FROM onednn_events e JOIN onednn_shapes s USING (shape_id)
+               WHERE e.source_id = ? AND s.layout <> '' GROUP BY ALL ORDER BY 6 DESC""",
+            [sid],
+        ).fetchall()
+        labels: dict[str, None] = {}
+        for marker, vtok, has_comp, layout, ts, _ in rows:
+            if marker == "mkldnn_verbose":
+                label = "mkldnn-v1.0" if layout == "v1.0" else "mkldnn-v0"
+            elif marker == "dnnl_verbose":
+                label = "dnnl-v1/v2"
+            elif vtok:
+                label = f"onednn-v3.6+ ({vtok})"
+            elif has_comp:
+                label = "onednn-v3.2+"
+            else:
+                label = "onednn-v2.5+"
+            labels[label + (" +timestamps" if ts else "")] = None
+        merged: dict[str, None] = {}
+        for lab in labels:
+            base = lab.replace(" +timestamps", "")
+            if base + " +timestamps" in labels and lab == base:
+                continue
+            merged[lab] = None
+        return ", ".join(merged)

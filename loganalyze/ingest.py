@@ -1,0 +1,112 @@
+"""Ingest files into the store: one transaction per file, nothing half-written.
+
+Used by the CLI and usable as a library::
+
+    from loganalyze.store import Store
+    from loganalyze.ingest import ingest_paths
+    with Store("runs.duckdb") as store:
+        for result in ingest_paths(store, ["mkldnn_verbose.log"], run_label="baseline"):
+            print(result.status, result.message)
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+import duckdb
+
+from . import __version__
+from .importers import IngestContext, choose_importer, fallback_importer
+from .inputs import InputError, InputFile, expand_paths, is_probably_binary
+from .store import Store
+
+SOURCE_COLUMNS = [
+    "source_id", "path", "name", "size_bytes", "sha256", "compression", "format", "dialect",
+    "library_version", "isa", "runtime", "run_label", "lines_total", "lines_parsed",
+    "lines_non_verbose", "lines_skipped", "crlf_lines", "ends_with_newline", "segments",
+    "warnings", "loganalyze_version",
+]
+
+
+@dataclass
+class IngestResult:
+    path: str
+    status: str  # ingested | duplicate | error
+    message: str = ""
+    source_id: int | None = None
+    format: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    source: dict = field(default_factory=dict)
+
+
+def ingest_paths(
+    store: Store,
+    paths: list[str],
+    run_label: str | None = None,
+    progress_factory: Callable[[InputFile], Callable[[int], None] | None] | None = None,
+) -> Iterator[IngestResult]:
+    for cand in expand_paths(paths):
+        if cand.error:
+            yield IngestResult(cand.path, "error", cand.error)
+            continue
+        yield ingest_file(store, cand.path, run_label, progress_factory)
+
+
+def ingest_file(store: Store, path: str, run_label: str | None = None, progress_factory=None) -> IngestResult:
+    try:
+        file = InputFile(path)
+        if file.size == 0:
+            raise InputError(f"{path}: empty file")
+        head = file.head()
+        if file.compression == "gzip" and not head:
+            raise InputError(f"{path}: gzip stream is cut off or corrupt")
+        if not head:
+            raise InputError(f"{path}: empty file")
+        if is_probably_binary(head):
+            raise InputError(f"{path}: binary file, not a text log")
+        importer = choose_importer(head, file.name) or fallback_importer()
+        if store.has_size(file.size):  # cheap pre-check before hashing twice
+            dup = store.source_by_sha(file.compute_sha256())
+            if dup:
+                return IngestResult(path, "duplicate", f"{path}: already ingested as source {dup[0]} ({dup[1]})",
+                                    source_id=dup[0])
+        sid = store.next_source_id()
+        ctx = IngestContext(con=store.con, source_id=sid, file=file,
+                            progress=progress_factory(file) if progress_factory else None)
+        with store.transaction():
+            importer.ingest(ctx)
+            dup = store.source_by_sha(file.sha256)
+            if dup:
+                raise _Duplicate(dup)
+            row = dict.fromkeys(SOURCE_COLUMNS)
+            row.update(ctx.source)
+            row.update(
+                source_id=sid, path=os.path.abspath(path), name=file.name, size_bytes=file.size,
+                sha256=file.sha256, compression=file.compression, format=importer.format,
+                run_label=run_label, warnings=ctx.warnings, loganalyze_version=__version__,
+            )
+            store.con.execute(
+                f"INSERT INTO sources ({', '.join(SOURCE_COLUMNS)}) VALUES ({', '.join('?' * len(SOURCE_COLUMNS))})",
+                [row[c] for c in SOURCE_COLUMNS],
+            )
+        return IngestResult(path, "ingested", source_id=sid, format=importer.format,
+                            warnings=ctx.warnings, source=row)
+    except _Duplicate as d:
+        return IngestResult(path, "duplicate", f"{path}: already ingested as source {d.row[0]} ({d.row[1]})",
+                            source_id=d.row[0])
+    except InputError as exc:
+        return IngestResult(path, "error", str(exc))
+    except MemoryError:
+        return IngestResult(path, "error", f"{path}: out of memory while reading")
+    except duckdb.Error as exc:
+        msg = " ".join(str(exc).split())[:300]
+        return IngestResult(path, "error", f"{path}: database error: {msg}")
+    except OSError as exc:
+        return IngestResult(path, "error", f"{path}: cannot read: {exc.strerror or exc}")
+
+
+class _Duplicate(Exception):
+    def __init__(self, row):
+        super().__init__("duplicate")
+        self.row = row

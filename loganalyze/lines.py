@@ -1,0 +1,130 @@
+"""Bytes to numbered lines, as Arrow batches DuckDB can scan without a copy.
+
+A line is what ends with ``\\n`` (the last one may lack it); a bare ``\\r`` (progress bars)
+stays inside its line, so line numbers agree with ``wc -l``, editors and ``grep -n``.  Each
+value keeps its ``\\n`` (and ``\\r\\n``): cutting them off would copy every byte, while SQL
+can ignore them for free.  Lines that are not valid UTF-8 or are too long to be log records
+are blanked out of the batch and reported separately, so one bad line never stops a file.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+import numpy as np
+import pyarrow as pa
+
+NL = 10
+#: a longer line is never a verbose record: it is reported, not parsed
+MAX_LINE_BYTES = 1 << 20
+#: rows per Arrow record batch (DuckDB scans record batches in parallel)
+ROWS_PER_RECORD_BATCH = 16384
+
+
+@dataclass
+class LineBatch:
+    first_line: int  # 1-based number of the first line in the batch
+    count: int
+    table: pa.Table  # columns line_no BIGINT, line VARCHAR (with its line ending)
+    crlf: int
+    #: (line_no, reason, first bytes) for lines blanked out of ``table``
+    rejected: list[tuple[int, str, bytes]] = field(default_factory=list)
+
+
+@dataclass
+class LineStats:
+    lines: int = 0
+    crlf: int = 0
+    ends_with_newline: bool = True
+    bytes: int = 0
+
+
+def iter_line_batches(chunks: Iterable[bytes], stats: LineStats) -> Iterator[LineBatch]:
+    """Numbered lines of a byte stream, a batch per chunk, in order."""
+    carry = b""
+    line_no = 0
+    last_byte = b""
+    for chunk in chunks:
+        if not chunk:
+            continue
+        stats.bytes += len(chunk)
+        last_byte = chunk[-1:]
+        data = carry + chunk if carry else chunk
+        cut = data.rfind(b"\n") + 1
+        if cut == 0:
+            carry = data
+            continue
+        carry = data[cut:]
+        batch = _make_batch(data[:cut] if cut < len(data) else data, line_no)
+        line_no += batch.count
+        stats.crlf += batch.crlf
+        yield batch
+    if carry:
+        stats.ends_with_newline = False
+        batch = _make_batch(carry + b"\n", line_no)
+        line_no += batch.count
+        stats.crlf += batch.crlf
+        yield batch
+    elif last_byte and last_byte != b"\n":  # pragma: no cover - carry handles it
+        stats.ends_with_newline = False
+    stats.lines = line_no
+
+
+def _make_batch(data: bytes, line_no: int) -> LineBatch:
+    buf = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(buf == NL)  # index of each line's '\n'
+    n = len(ends)
+    offsets = np.empty(n + 1, dtype=np.int64)
+    offsets[0] = 0
+    offsets[1:] = ends + 1
+    crlf = data.count(b"\r\n")
+    numbers = np.arange(line_no + 1, line_no + n + 1, dtype=np.int64)
+    rejected: list[tuple[int, str, bytes]] = []
+
+    lengths = np.diff(offsets)
+    long_rows = np.flatnonzero(lengths > MAX_LINE_BYTES)
+    arr = pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    try:
+        text = arr.cast(pa.large_string())
+        bad_rows = np.empty(0, dtype=np.int64)
+    except (pa.ArrowInvalid, UnicodeDecodeError):
+        bad_rows = _invalid_utf8_rows(data, offsets)
+        text = None
+    drop = np.union1d(long_rows, bad_rows) if (len(long_rows) or len(bad_rows)) else None
+    if drop is not None:
+        for r in drop:
+            start, end = int(offsets[r]), int(offsets[r + 1])
+            reason = (
+                f"line too long ({end - start - 1} bytes)" if (end - start) > MAX_LINE_BYTES else "invalid UTF-8"
+            )
+            rejected.append((int(numbers[r]), reason, data[start:min(end, start + 200)]))
+        # rebuild the batch with those lines emptied (kept as "\n" so numbering holds)
+        pieces = []
+        prev = 0
+        for r in drop:
+            pieces.append(data[int(offsets[prev]):int(offsets[r])])
+            pieces.append(b"\n")
+            prev = int(r) + 1
+        pieces.append(data[int(offsets[prev]):])
+        data = b"".join(pieces)
+        buf = np.frombuffer(data, dtype=np.uint8)
+        ends = np.flatnonzero(buf == NL)
+        offsets = np.empty(n + 1, dtype=np.int64)
+        offsets[0] = 0
+        offsets[1:] = ends + 1
+        arr = pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+        text = arr.cast(pa.large_string())
+    table = pa.Table.from_arrays([pa.array(numbers), text], names=["line_no", "line"])
+    if n > ROWS_PER_RECORD_BATCH:
+        table = pa.Table.from_batches(table.to_batches(max_chunksize=ROWS_PER_RECORD_BATCH))
+    return LineBatch(first_line=line_no + 1, count=n, table=table, crlf=crlf, rejected=rejected)
+
+
+def _invalid_utf8_rows(data: bytes, offsets: np.ndarray) -> np.ndarray:
+    bad = []
+    for i in range(len(offsets) - 1):
+        try:
+            data[int(offsets[i]):int(offsets[i + 1])].decode("utf-8")
+        except UnicodeDecodeError:
+            bad.append(i)
+    return np.array(bad, dtype=np.int64)
