@@ -38,19 +38,26 @@ operation = pp.Regex(r"[^,]*")("operation")
 rest_of_line = pp.Regex(r".+")("rest")
 
 #: marker, then each optional and in this order: version token, timestamp, component; then
-#: the operation and everything after it.
-leading_fields = (
-    marker
-    + pp.Opt(COMMA + version_token)
-    + pp.Opt(COMMA + timestamp)
-    + pp.Opt(COMMA + component)
-    + pp.Opt(COMMA + operation + pp.Opt(COMMA + rest_of_line))
+#: the operation and everything after it.  Written as one regex with named groups (the same
+#: pieces as above) because pyparsing costs about 10 us per element it matches.
+leading_fields = pp.Regex(
+    "(?P<marker>" + marker.re.pattern + ")"
+    + "(?:,(?P<version>" + version_token.re.pattern + "))?"
+    + "(?:,(?P<timestamp>" + timestamp.re.pattern + "))?"
+    + "(?:,(?P<component>" + component.re.pattern + "))?"
+    + "(?:,(?P<operation>[^,]*)(?:,(?P<rest>.+))?)?$"
 )
 
 # --------------------------------------------------------------------------- comma fields
 comma_field = pp.Regex(r"[^,]*")
-#: a comma-separated record; fields may be empty (``,,`` between mds and aux)
-comma_fields = pp.Group(comma_field + pp.ZeroOrMore(COMMA + comma_field))("fields")
+#: a comma-separated record; fields may be empty (``,,`` between mds and aux).  One regex
+#: match for the whole record (pyparsing costs ~10 us per element matched), split after.
+comma_fields = pp.Regex(r"[^,]*(?:,[^,]*)*")("fields").add_parse_action(lambda t: [t[0].split(",")])
+
+
+def split_fields(text: str) -> list[str]:
+    """What ``comma_fields`` returns, without pyparsing's per-call overhead."""
+    return text.split(",") if text else []
 
 engine = pp.Regex(r"(?:cpu|gpu|cpu2gpu|gpu2cpu)(?::\d+)?$")("engine")
 
@@ -176,11 +183,17 @@ def parse_attrs(text: str) -> tuple[str, ...]:
 # shapes: 2x16x7x7           matmul: 256x256:256x256   (dims may be '*' or '?' in runtime dims)
 dim_name = pp.Regex(r"[a-z]+")
 dim_value = pp.Regex(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
-named_dim = pp.Group(dim_name("name") + dim_value("value"))
-named_dims = pp.Group(pp.OneOrMore(named_dim + pp.Opt(pp.Suppress("_"))))("named")
-shape_dim = pp.Regex(r"\d+|\*|\?")
-tensor_shape = pp.Group(shape_dim + pp.ZeroOrMore(pp.Suppress("x") + shape_dim))
-tensor_shapes = pp.Group(tensor_shape + pp.ZeroOrMore(pp.Suppress(":") + tensor_shape))("shapes")
+NAMED_DIM = r"[a-z]+-?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
+SHAPE_DIM = r"(?:\d+|\*|\?)"
+TENSOR_SHAPE = SHAPE_DIM + r"(?:x" + SHAPE_DIM + r")*"
+#: ``mb2_ic16oc16_ih7oh7kh5...``: name/value pairs, ``_`` between groups
+named_dims = pp.Regex(r"(?:" + NAMED_DIM + r"_?)+$")("named").add_parse_action(
+    lambda t: [re.findall(r"([a-z]+)(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)", t[0])]
+)
+#: ``2x16x7x7`` or, for matmul, ``256x256:256x256``
+tensor_shapes = pp.Regex(TENSOR_SHAPE + r"(?::" + TENSOR_SHAPE + r")*$")("shapes").add_parse_action(
+    lambda t: [[shape.split("x") for shape in t[0].split(":")]]
+)
 problem_descriptor = named_dims | tensor_shapes
 
 
@@ -195,14 +208,13 @@ def parse_problem(text: str) -> dict[str, str]:
         return {}
     out: dict[str, str] = {}
     if "named" in res:
-        for item in res["named"]:
-            name = item["name"]
+        for name, value in res["named"]:
             key = name
             n = 2
             while key in out:  # repeated names (never in practice) keep every value
                 key = f"{name}{n}"
                 n += 1
-            out[key] = item["value"]
+            out[key] = value
     elif "shapes" in res:
         for i, shape in enumerate(res["shapes"]):
             out[f"t{i}"] = "x".join(shape)
@@ -271,7 +283,7 @@ def op_class_of(operation: str, component: str) -> str:
 
 
 def _layout_for(marker_name: str, first_field: str) -> str:
-    if not engine.matches(first_field, parse_all=True):
+    if not engine.re.match(first_field):
         return "v0.x"
     if marker_name == "mkldnn_verbose":
         return "v1.0"
@@ -322,14 +334,14 @@ def parse_shape(text: str, whole: bool = False) -> Shape:
         shape.status, shape.reason = "malformed", f"not a verbose line: {exc.msg}"
         return shape
     shape.marker = lead["marker"]
-    shape.version_token = lead.get("version", "")
-    shape.component = lead.get("component", "")
-    shape.operation = lead.get("operation", "")
-    rest = lead.get("rest", "")
+    shape.version_token = lead.get("version") or ""
+    shape.component = lead.get("component") or ""
+    shape.operation = lead.get("operation") or ""
+    rest = lead.get("rest") or ""
     component_name = shape.component or "primitive"
     shape.op_class = op_class_of(shape.operation, component_name)
     tail = None if not whole else ""
-    if "operation" not in lead:
+    if lead.get("operation") is None:
         if tail is None:
             return shape  # the whole line is in the tail: parse again with it
         shape.status, shape.reason = "truncated", "truncated: no operation field"
@@ -337,7 +349,7 @@ def parse_shape(text: str, whole: bool = False) -> Shape:
 
     cls = shape.op_class
     if cls in ("exec", "create", "create_nested"):
-        values = list(comma_fields.parse_string(rest, parse_all=True)["fields"]) if rest else []
+        values = split_fields(rest)
         layout = _layout_for(shape.marker, values[0] if values else "")
         need = len(LAYOUTS[layout])
         have = len(values) + (1 if tail is None else 0)
@@ -364,10 +376,10 @@ def parse_shape(text: str, whole: bool = False) -> Shape:
     if tail is None:
         return shape  # every other line kind is read whole
     if cls in ("check", "dispatch"):
-        values = list(comma_fields.parse_string(rest, parse_all=True)["fields"]) if rest else []
+        values = split_fields(rest)
         shape.kind = values[0] if values else ""
         shape.detail = rest
-        if cls == "dispatch" and len(values) >= 2 and engine.matches(values[1], parse_all=True):
+        if cls == "dispatch" and len(values) >= 2 and engine.re.match(values[1]):
             # the full descriptor is repeated: kind, engine, kind, impl, prop, mds, attrs, aux, problem
             desc = values[1:10]
             if len(desc) == 9:

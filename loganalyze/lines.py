@@ -55,7 +55,7 @@ def iter_line_batches(chunks: Iterable[bytes], stats: LineStats) -> Iterator[Lin
             carry = data
             continue
         carry = data[cut:]
-        batch = _make_batch(data[:cut] if cut < len(data) else data, line_no)
+        batch = _make_batch(data, line_no, cut)
         line_no += batch.count
         stats.crlf += batch.crlf
         yield batch
@@ -70,26 +70,33 @@ def iter_line_batches(chunks: Iterable[bytes], stats: LineStats) -> Iterator[Lin
     stats.lines = line_no
 
 
-def _make_batch(data: bytes, line_no: int) -> LineBatch:
+def _make_batch(data: bytes, line_no: int, size: int | None = None) -> LineBatch:
+    """Lines of ``data[:size]``, which ends with a newline (no copy of the bytes)."""
+    ascii_only = data.isascii()  # ASCII is valid UTF-8: no validation pass needed
+    if size is not None and size < len(data):
+        data = memoryview(data)[:size]
     buf = np.frombuffer(data, dtype=np.uint8)
     ends = np.flatnonzero(buf == NL)  # index of each line's '\n'
     n = len(ends)
     offsets = np.empty(n + 1, dtype=np.int64)
     offsets[0] = 0
     offsets[1:] = ends + 1
-    crlf = data.count(b"\r\n")
+    crlf = int(np.count_nonzero(buf[ends[ends > 0] - 1] == 13)) if n else 0
     numbers = np.arange(line_no + 1, line_no + n + 1, dtype=np.int64)
     rejected: list[tuple[int, str, bytes]] = []
 
     lengths = np.diff(offsets)
     long_rows = np.flatnonzero(lengths > MAX_LINE_BYTES)
-    arr = pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
-    try:
-        text = arr.cast(pa.large_string())
-        bad_rows = np.empty(0, dtype=np.int64)
-    except (pa.ArrowInvalid, UnicodeDecodeError):
-        bad_rows = _invalid_utf8_rows(data, offsets)
-        text = None
+    bad_rows = np.empty(0, dtype=np.int64)
+    if ascii_only:
+        text = pa.Array.from_buffers(pa.large_string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    else:
+        arr = pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+        try:
+            text = arr.cast(pa.large_string())
+        except (pa.ArrowInvalid, UnicodeDecodeError):
+            bad_rows = _invalid_utf8_rows(data, offsets)
+            text = None
     drop = np.union1d(long_rows, bad_rows) if (len(long_rows) or len(bad_rows)) else None
     if drop is not None:
         for r in drop:
@@ -97,7 +104,7 @@ def _make_batch(data: bytes, line_no: int) -> LineBatch:
             reason = (
                 f"line too long ({end - start - 1} bytes)" if (end - start) > MAX_LINE_BYTES else "invalid UTF-8"
             )
-            rejected.append((int(numbers[r]), reason, data[start:min(end, start + 200)]))
+            rejected.append((int(numbers[r]), reason, bytes(data[start:min(end, start + 200)])))
         # rebuild the batch with those lines emptied (kept as "\n" so numbering holds)
         pieces = []
         prev = 0
@@ -106,7 +113,7 @@ def _make_batch(data: bytes, line_no: int) -> LineBatch:
             pieces.append(b"\n")
             prev = int(r) + 1
         pieces.append(data[int(offsets[prev]):])
-        data = b"".join(pieces)
+        data = b"".join(bytes(p) for p in pieces)
         buf = np.frombuffer(data, dtype=np.uint8)
         ends = np.flatnonzero(buf == NL)
         offsets = np.empty(n + 1, dtype=np.int64)
@@ -114,14 +121,16 @@ def _make_batch(data: bytes, line_no: int) -> LineBatch:
         offsets[1:] = ends + 1
         arr = pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
         text = arr.cast(pa.large_string())
-    table = pa.Table.from_arrays([pa.array(numbers), text], names=["line_no", "line"])
+    line_nos = pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(numbers)])
+    table = pa.Table.from_arrays([line_nos, text], names=["line_no", "line"])
     if n > ROWS_PER_RECORD_BATCH:
         table = pa.Table.from_batches(table.to_batches(max_chunksize=ROWS_PER_RECORD_BATCH))
     return LineBatch(first_line=line_no + 1, count=n, table=table, crlf=crlf, rejected=rejected)
 
 
-def _invalid_utf8_rows(data: bytes, offsets: np.ndarray) -> np.ndarray:
+def _invalid_utf8_rows(data, offsets: np.ndarray) -> np.ndarray:
     bad = []
+    data = bytes(data)
     for i in range(len(offsets) - 1):
         try:
             data[int(offsets[i]):int(offsets[i + 1])].decode("utf-8")

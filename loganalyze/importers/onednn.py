@@ -95,15 +95,18 @@ class OneDNNVerboseImporter:
             con.register("batch", batch.table)
             con.execute(INSERT_SQL, {"sid": sid})
             lo, hi = batch.first_line, batch.first_line + batch.count - 1
-            ids = con.execute(
-                "SELECT DISTINCT shape_id FROM onednn_events WHERE source_id = $sid AND line_no BETWEEN $lo AND $hi",
+            # the distinct shapes of this batch, and whether any line of each has no time
+            rows = con.execute(
+                """SELECT shape_id, bool_or(time_ms IS NULL) FROM onednn_events
+                   WHERE source_id = $sid AND line_no BETWEEN $lo AND $hi GROUP BY shape_id""",
                 {"sid": sid, "lo": lo, "hi": hi},
             ).fetchall()
-            ids = {r[0] for r in ids}
+            ids = {r[0] for r in rows}
             new = [i for i in ids if i not in known]
             if new:
                 self._parse_new_keys(con, new, known, rekey_ids)
-            self._skip_bad_times(ctx, known, lo, hi)
+            if any(untimed and known.get(h) == "ok" for h, untimed in rows):
+                self._skip_bad_times(ctx, known, lo, hi)
             here = ids & rekey_ids
             if here:
                 self._rekey(ctx, here, known, lo, hi)
