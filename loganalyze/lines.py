@@ -137,3 +137,48 @@ def _invalid_utf8_rows(data, offsets: np.ndarray) -> np.ndarray:
         except UnicodeDecodeError:
             bad.append(i)
     return np.array(bad, dtype=np.int64)
+
+
+def prefetch(items: Iterable, depth: int = 2) -> Iterator:
+    """Run an iterator on a helper thread, ``depth`` items ahead of the consumer.
+
+    Line batching (numpy, Arrow, file reads) releases the GIL, and so does DuckDB while it
+    runs a statement, so preparing the next batch overlaps with the SQL on the current one.
+    Exceptions raised by the producer are raised again in the consumer.
+    """
+    import queue
+    import threading
+
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    done = object()
+    stop = threading.Event()
+
+    def run() -> None:
+        try:
+            for item in items:
+                while not stop.is_set():
+                    try:
+                        q.put(("item", item), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            q.put(("end", done))
+        except BaseException as exc:  # handed to the consumer
+            q.put(("error", exc))
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    try:
+        while True:
+            kind, value = q.get()
+            if kind == "item":
+                yield value
+            elif kind == "error":
+                raise value
+            else:
+                return
+    finally:
+        stop.set()
+        t.join(timeout=5)

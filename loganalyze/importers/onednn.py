@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from ..grammars import onednn_verbose as g
 from ..inputs import InputError
-from ..lines import LineStats, iter_line_batches
+from ..lines import LineStats, iter_line_batches, prefetch
 from .base import IngestContext
 
 MARKERS = ("onednn_verbose", "dnnl_verbose", "mkldnn_verbose")
@@ -88,7 +88,7 @@ class OneDNNVerboseImporter:
             known[shape_id] = "ok" if timed else "whole"
         rekey_ids: set[int] = set()
         stats = LineStats()
-        for batch in iter_line_batches(ctx.file.chunks(), stats):
+        for batch in prefetch(iter_line_batches(ctx.file.chunks(), stats)):
             for line_no, reason, text in batch.rejected:
                 if text.startswith(tuple(m.encode() for m in MARKERS)):
                     ctx.skip(line_no, reason, text)
