@@ -143,29 +143,38 @@ def _progress_factory():
 @app.command("summary")
 def summary_cmd(
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
-    by: str = typer.Option("kind", "--by", help="Group keys, comma-separated: kind, impl, prop, shape, engine, alg, dtype, mds, attrs, aux, source, run"),
+    by: str = typer.Option("kind", "--by", help="Group keys, comma-separated. oneDNN: kind, impl, prop, shape, engine, alg, dtype, mds, attrs, aux, source, run"),
     run: Optional[str] = typer.Option(None, "--run", help="Only files ingested with this run label"),
-    top: Optional[int] = typer.Option(None, "--top", help="Only the N groups with the most exec time"),
+    top: Optional[int] = typer.Option(None, "--top", help="Only the N groups with the most time"),
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
-    benchdnn: bool = typer.Option(False, "--benchdnn", help="Print a benchdnn reproducer for each of the top primitives"),
+    family: Optional[str] = typer.Option(None, "--family", help="Which data to summarise when --by keys are shared (onednn, ...)"),
+    benchdnn: bool = typer.Option(False, "--benchdnn", help="Print a benchdnn reproducer for each of the top oneDNN primitives"),
 ):
-    """Time per oneDNN primitive group: exec and create joined, sorted by exec time.
+    """Where the time went, grouped by --by keys and sorted by time.
 
-    Columns: exec count, total/avg/median/min/max (ms), share and cumulative share of exec
-    time, create count and time, cache hits and misses, untimed execs, nested creates and
-    the check/dispatch diagnostics.
+    For oneDNN logs: exec and create joined per group, with exec count, total/avg/median/
+    min/max (ms), share and cumulative share of exec time, create count and time, cache hits
+    and misses, untimed execs, nested creates and check/dispatch diagnostics.
 
     Examples: loganalyze summary --by kind,impl --top 10;
     loganalyze summary --by kind --format json;  loganalyze summary --benchdnn --top 5
     """
-    from .query.onednn_summary import PRIMITIVE_KEYS, QueryError, parse_keys, summary
+    from .query import QueryError, family_for
+    from .query import onednn_summary
     from .query.output import render
 
     _check_format(fmt)
+    keys = [k.strip() for k in by.replace(" ", ",").split(",") if k.strip()]
+    if not keys:
+        _fail("--by needs at least one key")
     store = _open(db, read_only=True)
     try:
-        keys = PRIMITIVE_KEYS if benchdnn else parse_keys(by)
-        cols, rows = summary(store.con, keys, run=run, top=top if top else (10 if benchdnn else None))
+        if benchdnn:
+            fam, keys = onednn_summary, onednn_summary.PRIMITIVE_KEYS
+            top = top or 10
+        else:
+            fam = family_for(store.con, keys, family)
+        cols, rows = fam.summary(store.con, keys, run=run, top=top)
     except QueryError as exc:
         _fail(str(exc))
     finally:

@@ -5,6 +5,9 @@ Groups are any of :data:`KEYS`, like verbose_converter's ``-k``.
 """
 from __future__ import annotations
 
+FAMILY = "onednn"
+DEFAULT_BY = "kind"
+
 KEYS = {
     "kind": "kind",
     "impl": "impl",
@@ -24,22 +27,12 @@ KEYS = {
 PRIMITIVE_KEYS = ["engine", "kind", "impl", "prop", "mds", "attrs", "aux", "shape"]
 
 
-class QueryError(Exception):
-    pass
-
-
-def parse_keys(text: str) -> list[str]:
-    keys = [k.strip() for k in text.replace(" ", ",").split(",") if k.strip()]
-    bad = [k for k in keys if k not in KEYS]
-    if bad:
-        raise QueryError(f"unknown --by key(s): {', '.join(bad)}; choose from {', '.join(KEYS)}")
-    if not keys:
-        raise QueryError("--by needs at least one key")
-    return keys
+def has_data(con) -> bool:
+    return con.execute("SELECT EXISTS (SELECT 1 FROM onednn_events)").fetchone()[0]
 
 
 def summary(con, by: list[str], run: str | None = None, top: int | None = None,
-            source_ids: list[int] | None = None):
+            source_ids: list[int] | None = None, **options):
     cols = [KEYS[k] for k in by]
     where = ["component = 'primitive'", "op_class IN ('exec','create','create_nested','check','dispatch')"]
     params: list = []
