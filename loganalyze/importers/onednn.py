@@ -326,15 +326,18 @@ class OneDNNVerboseImporter:
 
     @staticmethod
     def _dialect(con, sid) -> str:
+        """Generations seen, from the profiling lines (from every line when there are none)."""
         rows = con.execute(
             """SELECT s.marker, s.version_token, s.component <> '' AS has_component, s.layout,
-                      bool_or(e.ts_ms IS NOT NULL) AS ts, count(*)
+                      bool_or(e.ts_ms IS NOT NULL) AS ts, count(*), s.layout <> '' AS profiling
                FROM onednn_events e JOIN onednn_shapes s USING (shape_id)
-               WHERE e.source_id = ? AND s.layout <> '' GROUP BY ALL ORDER BY 6 DESC""",
+               WHERE e.source_id = ? GROUP BY ALL ORDER BY 6 DESC""",
             [sid],
         ).fetchall()
+        if any(r[6] for r in rows):
+            rows = [r for r in rows if r[6]]
         labels: dict[str, None] = {}
-        for marker, vtok, has_comp, layout, ts, _ in rows:
+        for marker, vtok, has_comp, layout, ts, _, _ in rows:
             if marker == "mkldnn_verbose":
                 label = "mkldnn-v1.0" if layout == "v1.0" else "mkldnn-v0"
             elif marker == "dnnl_verbose":
