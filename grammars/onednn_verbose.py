@@ -130,9 +130,11 @@ def parse_memory_descriptor(text: str) -> MemoryDescriptor:
     # rest: props, format_kind, tag, [strides,] flags, [extras...]
     md = MemoryDescriptor(arg=arg, dt=dt)
     flag_at = next((i for i, p in enumerate(rest) if re.match(r"^f[0-9a-fA-F]+", p)), None)
-    if flag_at is None:
-        fields = rest
-        md.extra = ""
+    if flag_at is None:  # e.g. ``bia:undef::undef:::``: props, format_kind, tag, strides, flags
+        padded = rest + [""] * (5 - len(rest))
+        md.props, md.format_kind, md.tag, md.strides, md.flags = padded[:5]
+        md.extra = ":".join(padded[5:])
+        return md
     else:
         fields = rest[:flag_at]
         md.flags = rest[flag_at]
@@ -373,6 +375,19 @@ def parse_shape(text: str, whole: bool = False) -> Shape:
             )
         return shape
 
+    if cls in ("graph_exec", "graph_compile"):
+        # fields may hold {...} groups with commas: take engine, partition id and kind from
+        # the left, backend (and implementation, when the template has one) from the right
+        shape.detail = rest
+        values = split_fields(rest)
+        shape.engine = values[0] if values else ""
+        shape.kind = values[2] if len(values) > 2 else ""
+        if len(values) >= 3:
+            shape.impl = values[-2] if tail is None else values[-3]
+        shape.layout = "graph"
+        if tail is None:
+            shape.tail_is_time = True
+        return shape
     if tail is None:
         return shape  # every other line kind is read whole
     if cls in ("check", "dispatch"):
@@ -391,14 +406,6 @@ def parse_shape(text: str, whole: bool = False) -> Shape:
     if cls == "info":
         shape.detail = rest
         shape.info_kind = _info_kind(rest)
-        return shape
-    if cls in ("graph_exec", "graph_compile"):
-        shape.detail = rest
-        values = rest.split(",")
-        # engine, partition_id, partition_kind, op_names, ... , backend, time
-        shape.engine = values[0] if values else ""
-        shape.kind = values[2] if len(values) > 2 else ""
-        shape.impl = values[-2] if len(values) >= 2 else ""
         return shape
     shape.detail = rest
     return shape

@@ -37,7 +37,10 @@ def benchdnn_line(engine: str, kind: str, impl: str, prop_kind: str, mds: str, a
     except Exception:
         descs = ()
     by_arg = {d.arg: d for d in descs}
-    has_bias = any(d.arg in ("bia", "fbia") and d.dt not in ("", "undef") for d in descs)
+    has_bias = any(
+        (d.arg == "bia" and d.dt not in ("", "undef")) or (d.arg == "fbia" and d.tag not in ("", "undef"))
+        for d in descs
+    )
     if prop_kind in DIRS and driver not in ("reorder", "sum", "concat", "binary", "matmul", "shuffle"):
         d = DIRS[prop_kind]
         if has_bias and d == "FWD_D" and driver in ("conv", "deconv", "ip"):
