@@ -101,7 +101,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--torch-python", required=True, help="python of a venv with a CPU torch build")
     ap.add_argument("--out", default=str(ROOT / "samples" / "onednn"), help="output folder (default samples/onednn)")
     ap.add_argument("--iterations", type=int, default=2, help="workload iterations (default 2)")
-    ap.add_argument("--threads", type=int, default=2, help="OMP_NUM_THREADS for the runs (default 2; 0 = inherit)")
+    # One thread gives stable sub-millisecond times.  With 2 OpenMP threads on a 2-core machine
+    # about half of the exec lines came out at 7-9 ms instead of 0.01 ms (thread wake-up noise).
+    ap.add_argument("--threads", type=int, default=1, help="OMP_NUM_THREADS for the runs (default 1; 0 = inherit)")
     args = ap.parse_args(argv)
 
     out_dir = Path(args.out)
