@@ -149,6 +149,7 @@ def summary_cmd(
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
     family: Optional[str] = typer.Option(None, "--family", help="Which data to summarise when --by keys are shared (onednn, ...)"),
     benchdnn: bool = typer.Option(False, "--benchdnn", help="Print a benchdnn reproducer for each of the top oneDNN primitives"),
+    wide: bool = typer.Option(False, "--wide", help="Every column in table and markdown output (csv and json always have every column)"),
 ):
     """Where the time went, grouped by --by keys and sorted by time.
 
@@ -194,6 +195,10 @@ def summary_cmd(
                               row["aux"], row["shape"])
             )
         return
+    if fmt in ("table", "markdown") and not wide and hasattr(fam, "COMPACT"):
+        keep = [c for c in cols if c in keys or c in fam.COMPACT]
+        idx = [cols.index(c) for c in keep]
+        cols, rows = keep, [tuple(r[i] for i in idx) for r in rows]
     typer.echo(render(cols, rows, fmt))
 
 

@@ -36,7 +36,8 @@ def benchdnn_line(engine: str, kind: str, impl: str, prop_kind: str, mds: str, a
         descs = g.parse_mds(mds)
     except Exception:
         descs = ()
-    by_arg = {d.arg: d for d in descs}
+    v0_names = {"fsrc": "src", "fwei": "wei", "fbia": "bia", "fdst": "dst", "fdata": "data", "in": "src", "out": "dst"}
+    by_arg = {v0_names.get(d.arg, d.arg): d for d in descs}
     has_bias = any(
         (d.arg == "bia" and d.dt not in ("", "undef")) or (d.arg == "fbia" and d.tag not in ("", "undef"))
         for d in descs

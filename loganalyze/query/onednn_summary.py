@@ -23,6 +23,10 @@ KEYS = {
     "run": "run_label",
 }
 
+#: columns of the default table (``--wide`` shows all)
+COMPACT = ["exec_count", "exec_ms", "exec_avg_ms", "exec_median_ms", "share_pct", "cum_share_pct",
+           "create_count", "create_ms", "cache_hits", "cache_misses"]
+
 #: every column that identifies one primitive, for reproducers
 PRIMITIVE_KEYS = ["engine", "kind", "impl", "prop", "mds", "attrs", "aux", "shape"]
 
