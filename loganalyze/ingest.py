@@ -63,9 +63,11 @@ def ingest_file(store: Store, path: str, run_label: str | None = None, progress_
             raise InputError(f"{path}: gzip stream is cut off or corrupt")
         if not head:
             raise InputError(f"{path}: empty file")
-        if is_probably_binary(head):
-            raise InputError(f"{path}: binary file, not a text log")
-        importer = choose_importer(head, file.name) or fallback_importer()
+        importer = choose_importer(head, file.name)  # binary formats (SQLite) are claimed here
+        if importer is None:
+            if is_probably_binary(head):
+                raise InputError(f"{path}: binary file, not a text log")
+            importer = fallback_importer()
         if store.has_size(file.size):  # cheap pre-check before hashing twice
             dup = store.source_by_sha(file.compute_sha256())
             if dup:
@@ -104,6 +106,9 @@ def ingest_file(store: Store, path: str, run_label: str | None = None, progress_
         return IngestResult(path, "error", f"{path}: database error: {msg}")
     except OSError as exc:
         return IngestResult(path, "error", f"{path}: cannot read: {exc.strerror or exc}")
+    except Exception as exc:  # a bug: still one line, and the file was rolled back
+        msg = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+        return IngestResult(path, "error", f"{path}: internal error ({msg}); nothing was ingested from it")
 
 
 class _Duplicate(Exception):

@@ -50,9 +50,7 @@ class IngestContext:
                 "text": pa.array(texts, pa.string()),
             }
         )
-        self.con.register("_skipped_rows", tbl)
-        self.con.execute("INSERT INTO skipped_lines SELECT * FROM _skipped_rows")
-        self.con.unregister("_skipped_rows")
+        self.con.execute("INSERT INTO skipped_lines SELECT * FROM tbl")  # replacement scan of ``tbl``
         self._skipped.clear()
 
 

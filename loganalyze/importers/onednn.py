@@ -16,6 +16,7 @@ How a file goes in (see docs/benchmarks.md for what each step costs):
 from __future__ import annotations
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..grammars import onednn_verbose as g
 from ..inputs import InputError
@@ -33,14 +34,22 @@ WITH v AS (
                '^((?:onednn|dnnl|mkldnn)_verbose(?:,v[0-9]+)?)(,[0-9]+\.[0-9]*)?(,|\r?\n$)',
                ['pre', 'ts']) AS m
     FROM batch
-    WHERE starts_with(line, 'onednn_verbose') OR starts_with(line, 'dnnl_verbose')
-       OR starts_with(line, 'mkldnn_verbose')
+    WHERE starts_with(line, 'onednn_verbose,') OR starts_with(line, 'dnnl_verbose,')
+       OR starts_with(line, 'mkldnn_verbose,')
+       OR line IN ('onednn_verbose
+', 'dnnl_verbose
+', 'mkldnn_verbose
+',
+                   'onednn_verbose
+', 'dnnl_verbose
+', 'mkldnn_verbose
+')
 ), p AS (
     SELECT line_no, line, m.pre AS pre, m.ts AS ts,
            length(m.pre) + length(m.ts) + 1 AS body_at,
            length(line) - instr(reverse(line), ',') + 1 AS lastc,
            CASE WHEN ends_with(line, chr(13) || chr(10)) THEN 2 ELSE 1 END AS eol
-    FROM v WHERE m.pre <> ''
+    FROM v
 )
 SELECT line_no,
        CASE WHEN lastc >= body_at THEN pre || substr(line, body_at, lastc - body_at) ELSE pre END AS key,
@@ -88,13 +97,16 @@ class OneDNNVerboseImporter:
             known[shape_id] = "ok" if timed else "whole"
         rekey_ids: set[int] = set()
         stats = LineStats()
-        for batch in prefetch(iter_line_batches(ctx.file.chunks(), stats)):
-            for line_no, reason, text in batch.rejected:
+        # Arrow tables reach SQL through DuckDB's replacement scan of local variables (here
+        # ``batch``): registering views inside the transaction would keep every batch in
+        # memory until COMMIT.
+        for lines in prefetch(iter_line_batches(ctx.file.chunks(), stats)):
+            for line_no, reason, text in lines.rejected:
                 if text.startswith(tuple(m.encode() for m in MARKERS)):
                     ctx.skip(line_no, reason, text)
-            con.register("batch", batch.table)
+            batch = lines.table  # noqa: F841 - read by INSERT_SQL
             con.execute(INSERT_SQL, {"sid": sid})
-            lo, hi = batch.first_line, batch.first_line + batch.count - 1
+            lo, hi = lines.first_line, lines.first_line + lines.count - 1
             # the distinct shapes of this batch, and whether any line of each has no time
             rows = con.execute(
                 """SELECT shape_id, bool_or(time_ms IS NULL) FROM onednn_events
@@ -104,13 +116,13 @@ class OneDNNVerboseImporter:
             ids = {r[0] for r in rows}
             new = [i for i in ids if i not in known]
             if new:
-                self._parse_new_keys(con, new, known, rekey_ids)
+                self._parse_new_keys(ctx, lines.table, new, known, rekey_ids, lo, hi)
             if any(untimed and known.get(h) == "ok" for h, untimed in rows):
-                self._skip_bad_times(ctx, known, lo, hi)
+                self._skip_bad_times(ctx, lines.table, known, lo, hi)
             here = ids & rekey_ids
             if here:
-                self._rekey(ctx, here, known, lo, hi)
-            con.unregister("batch")
+                self._rekey(ctx, lines.table, here, known, lo, hi)
+            del batch
             if ctx.progress:
                 ctx.progress(stats.bytes)
         ctx.flush_skipped()
@@ -134,13 +146,21 @@ class OneDNNVerboseImporter:
         self._describe_source(ctx)
 
     # ------------------------------------------------------------------ shapes
-    def _parse_new_keys(self, con, new_ids, known, rekey_ids) -> None:
-        con.register("_new_ids", pa.table({"h": pa.array(new_ids, pa.uint64())}))
-        rows = con.execute(
-            f"SELECT hash(key) AS h, any_value(key) FROM ({CUT_SQL}) "
-            "WHERE hash(key) IN (SELECT h FROM _new_ids) GROUP BY ALL"
+    @staticmethod
+    def _rows_of(ctx: IngestContext, table: pa.Table, shape_ids, lo: int, hi: int) -> pa.Table:
+        """The lines of ``table`` whose events have one of ``shape_ids`` (few lines)."""
+        ids = pa.table({"h": pa.array(sorted(shape_ids), pa.uint64())})  # noqa: F841
+        line_nos = ctx.con.execute(
+            """SELECT line_no FROM onednn_events WHERE source_id = $sid AND line_no BETWEEN $lo AND $hi
+               AND shape_id IN (SELECT h FROM ids)""",
+            {"sid": ctx.source_id, "lo": lo, "hi": hi},
         ).fetchall()
-        con.unregister("_new_ids")
+        value_set = pa.array([r[0] for r in line_nos], pa.int64())
+        return table.filter(pc.is_in(table.column("line_no"), value_set=value_set))
+
+    def _parse_new_keys(self, ctx, table, new_ids, known, rekey_ids, lo, hi) -> None:
+        batch = self._rows_of(ctx, table, new_ids, lo, hi)  # noqa: F841 - read by CUT_SQL
+        rows = ctx.con.execute(f"SELECT hash(key) AS h, any_value(key) FROM ({CUT_SQL}) GROUP BY ALL").fetchall()
         shapes = []
         for h, key in rows:
             shape = g.parse_shape(key)
@@ -150,11 +170,12 @@ class OneDNNVerboseImporter:
             else:
                 known[h] = "rekey"
                 rekey_ids.add(h)
-        self._insert_shapes(con, shapes)
+        self._insert_shapes(ctx.con, shapes)
 
-    def _skip_bad_times(self, ctx: IngestContext, known, lo, hi) -> None:
+    def _skip_bad_times(self, ctx: IngestContext, table, known, lo, hi) -> None:
         """Complete profiling lines whose last field is not a number are malformed."""
-        rows = ctx.con.execute(
+        con = ctx.con
+        rows = con.execute(
             """SELECT line_no, shape_id FROM onednn_events
                WHERE source_id = $sid AND line_no BETWEEN $lo AND $hi AND time_ms IS NULL""",
             {"sid": ctx.source_id, "lo": lo, "hi": hi},
@@ -162,30 +183,28 @@ class OneDNNVerboseImporter:
         bad = [line_no for line_no, h in rows if known.get(h) == "ok"]
         if not bad:
             return
-        con = ctx.con
-        con.register("_badt", pa.table({"line_no": pa.array(bad, pa.int64())}))
+        bad_lines = pa.array(bad, pa.int64())
+        batch = table.filter(pc.is_in(table.column("line_no"), value_set=bad_lines))  # noqa: F841
         texts = con.execute(
-            f"SELECT line_no, key || ',' || coalesce(tail, '') FROM ({CUT_SQL}) "
-            "WHERE line_no IN (SELECT line_no FROM _badt) ORDER BY line_no"
+            f"SELECT line_no, key || ',' || coalesce(tail, '') FROM ({CUT_SQL}) ORDER BY line_no"
         ).fetchall()
+        badt = pa.table({"line_no": bad_lines})  # noqa: F841
         con.execute(
-            "DELETE FROM onednn_events WHERE source_id = $sid AND line_no IN (SELECT line_no FROM _badt)",
+            "DELETE FROM onednn_events WHERE source_id = $sid AND line_no IN (SELECT line_no FROM badt)",
             {"sid": ctx.source_id},
         )
-        con.unregister("_badt")
         for line_no, text in texts:
             ctx.skip(line_no, f"malformed: time field {text.rsplit(',', 1)[-1]!r} is not a number", text)
 
-    def _rekey(self, ctx: IngestContext, ids, known, lo, hi) -> None:
+    def _rekey(self, ctx: IngestContext, table, ids, known, lo, hi) -> None:
         """Lines whose last field is not a time: key them on the whole line."""
         con = ctx.con
-        con.register("_rk_ids", pa.table({"h": pa.array(sorted(ids), pa.uint64())}))
+        batch = self._rows_of(ctx, table, ids, lo, hi)  # noqa: F841 - read by CUT_SQL
         con.execute(
             f"""CREATE OR REPLACE TEMP TABLE _rk AS
             SELECT line_no, CASE WHEN tail IS NULL THEN key ELSE key || ',' || tail END AS whole
-            FROM ({CUT_SQL}) WHERE hash(key) IN (SELECT h FROM _rk_ids)"""
+            FROM ({CUT_SQL})"""
         )
-        con.unregister("_rk_ids")
         con.execute("ALTER TABLE _rk ADD COLUMN h2 UBIGINT")
         con.execute("UPDATE _rk SET h2 = hash(whole)")
         rows = con.execute("SELECT h2, any_value(whole) FROM _rk GROUP BY h2").fetchall()
@@ -208,16 +227,15 @@ class OneDNNVerboseImporter:
         )
         bad = sorted(h for h, _ in rows if known[h] == "bad")
         if bad:
-            con.register("_bad", pa.table({"h": pa.array(bad, pa.uint64())}))
+            bad_ids = pa.table({"h": pa.array(bad, pa.uint64())})  # noqa: F841
             skipped = con.execute(
-                "SELECT line_no, h2, whole FROM _rk WHERE h2 IN (SELECT h FROM _bad) ORDER BY line_no"
+                "SELECT line_no, h2, whole FROM _rk WHERE h2 IN (SELECT h FROM bad_ids) ORDER BY line_no"
             ).fetchall()
             con.execute(
                 """DELETE FROM onednn_events WHERE source_id = $sid
-                   AND line_no IN (SELECT line_no FROM _rk WHERE h2 IN (SELECT h FROM _bad))""",
+                   AND line_no IN (SELECT line_no FROM _rk WHERE h2 IN (SELECT h FROM bad_ids))""",
                 {"sid": ctx.source_id},
             )
-            con.unregister("_bad")
             for line_no, h2, whole in skipped:
                 ctx.skip(line_no, self.bad_reason[h2], whole)
 
@@ -246,9 +264,7 @@ class OneDNNVerboseImporter:
                 "timed": pa.array(cols["timed"], pa.bool_()),
             }
         )
-        con.register("_shapes", tbl)
-        con.execute("INSERT OR IGNORE INTO onednn_shapes SELECT * FROM _shapes")
-        con.unregister("_shapes")
+        con.execute("INSERT OR IGNORE INTO onednn_shapes SELECT * FROM tbl")
 
     # ------------------------------------------------------------------ source description
     def _describe_source(self, ctx: IngestContext) -> None:
@@ -296,9 +312,7 @@ class OneDNNVerboseImporter:
                 "templates": pa.array([s["templates"] for s in segments], pa.list_(pa.string())),
             }
         )
-        con.register("_segs", tbl)
-        con.execute("INSERT INTO onednn_segments SELECT * FROM _segs")
-        con.unregister("_segs")
+        con.execute("INSERT INTO onednn_segments SELECT * FROM tbl")
         versions = [s["library_version"] for s in segments if s["library_version"]]
         isas = [s["isa"] for s in segments if s["isa"]]
         runtimes = [s["runtime"] for s in segments if s["runtime"]]

@@ -8,6 +8,13 @@ from __future__ import annotations
 FAMILY = "onednn"
 DEFAULT_BY = "kind"
 
+#: SQL for each key over shapes ``s`` and sources ``src``
+KEY_SQL = {
+    "kind": "s.kind", "impl": "s.impl", "prop": "s.prop_kind", "shape": "s.problem", "engine": "s.engine",
+    "alg": "s.alg", "dtype": "s.dtype", "mds": "s.mds", "attrs": "s.attrs", "aux": "s.aux",
+    "source": "src.name", "run": "src.run_label",
+}
+
 KEYS = {
     "kind": "kind",
     "impl": "impl",
@@ -37,47 +44,64 @@ def has_data(con) -> bool:
 
 def summary(con, by: list[str], run: str | None = None, top: int | None = None,
             source_ids: list[int] | None = None, **options):
-    cols = [KEYS[k] for k in by]
-    where = ["component = 'primitive'", "op_class IN ('exec','create','create_nested','check','dispatch')"]
+    keysel = ", ".join(f"coalesce({KEY_SQL[k]}, '') AS {k}" for k in by)
+    group = ", ".join(by)
+    src_filter = ["true"]
     params: list = []
     if run is not None:
-        where.append("run_label = ?")
+        src_filter.append("run_label = ?")
         params.append(run)
     if source_ids:
-        where.append(f"source_id IN ({', '.join(str(int(s)) for s in source_ids)})")
-    keysel = ", ".join(f"coalesce({c}, '') AS {k}" for c, k in zip(cols, by))
-    group = ", ".join(by)
+        src_filter.append(f"source_id IN ({', '.join(str(int(s)) for s in source_ids)})")
+    sources_sql = f"SELECT source_id FROM sources WHERE {' AND '.join(src_filter)}"
+    shape_filter = (
+        "coalesce(nullif(s.component, ''), 'primitive') = 'primitive' "
+        "AND s.op_class IN ('exec','create','create_nested','check','dispatch')"
+    )
+    # Aggregate the (millions of) events per shape first, then the (hundreds of) shapes per
+    # group; only the median needs the events of each group again.
     sql = f"""
-    WITH g AS (
+    WITH per_shape AS (
+        SELECT source_id, shape_id, count(*) AS n, count(time_ms) AS n_timed,
+               fsum(time_ms) AS total, min(time_ms) AS lo, max(time_ms) AS hi
+        FROM onednn_events
+        WHERE source_id IN ({sources_sql})
+        GROUP BY ALL
+    ), g AS (
         SELECT {keysel},
-            count(*) FILTER (WHERE op_class = 'exec' AND time_ms IS NOT NULL) AS exec_count,
-            coalesce(fsum(time_ms) FILTER (WHERE op_class = 'exec'), 0) AS exec_ms,
-            avg(time_ms) FILTER (WHERE op_class = 'exec') AS exec_avg_ms,
-            min(time_ms) FILTER (WHERE op_class = 'exec') AS exec_min_ms,
-            max(time_ms) FILTER (WHERE op_class = 'exec') AS exec_max_ms,
-            median(time_ms) FILTER (WHERE op_class = 'exec') AS exec_median_ms,
-            count(*) FILTER (WHERE op_class = 'exec' AND time_ms IS NULL) AS exec_untimed,
-            count(*) FILTER (WHERE op_class = 'create' AND time_ms IS NOT NULL) AS create_count,
-            coalesce(fsum(time_ms) FILTER (WHERE op_class = 'create'), 0) AS create_ms,
-            count(*) FILTER (WHERE op_class = 'create' AND operation LIKE 'create:%cache_hit') AS cache_hits,
-            count(*) FILTER (WHERE op_class = 'create' AND operation = 'create:cache_miss') AS cache_misses,
-            count(*) FILTER (WHERE op_class = 'create_nested' AND time_ms IS NOT NULL) AS create_nested_count,
-            coalesce(fsum(time_ms) FILTER (WHERE op_class = 'create_nested'), 0) AS create_nested_ms,
-            count(*) FILTER (WHERE op_class = 'check') AS check_count,
-            count(*) FILTER (WHERE op_class = 'dispatch') AS dispatch_count
-        FROM onednn_primitives
-        WHERE {' AND '.join(where)}
+            coalesce(sum(n_timed) FILTER (WHERE s.op_class = 'exec'), 0) AS exec_count,
+            coalesce(fsum(total) FILTER (WHERE s.op_class = 'exec'), 0) AS exec_ms,
+            min(lo) FILTER (WHERE s.op_class = 'exec') AS exec_min_ms,
+            max(hi) FILTER (WHERE s.op_class = 'exec') AS exec_max_ms,
+            coalesce(sum(n - n_timed) FILTER (WHERE s.op_class = 'exec'), 0) AS exec_untimed,
+            coalesce(sum(n_timed) FILTER (WHERE s.op_class = 'create'), 0) AS create_count,
+            coalesce(fsum(total) FILTER (WHERE s.op_class = 'create'), 0) AS create_ms,
+            coalesce(sum(n) FILTER (WHERE s.op_class = 'create' AND s.operation LIKE 'create:%cache_hit'), 0) AS cache_hits,
+            coalesce(sum(n) FILTER (WHERE s.op_class = 'create' AND s.operation = 'create:cache_miss'), 0) AS cache_misses,
+            coalesce(sum(n_timed) FILTER (WHERE s.op_class = 'create_nested'), 0) AS create_nested_count,
+            coalesce(fsum(total) FILTER (WHERE s.op_class = 'create_nested'), 0) AS create_nested_ms,
+            coalesce(sum(n) FILTER (WHERE s.op_class = 'check'), 0) AS check_count,
+            coalesce(sum(n) FILTER (WHERE s.op_class = 'dispatch'), 0) AS dispatch_count
+        FROM per_shape p JOIN onednn_shapes s USING (shape_id) JOIN sources src USING (source_id)
+        WHERE {shape_filter}
+        GROUP BY {group}
+    ), med AS (
+        SELECT {keysel}, median(e.time_ms) AS exec_median_ms
+        FROM onednn_events e JOIN onednn_shapes s USING (shape_id) JOIN sources src USING (source_id)
+        WHERE e.source_id IN ({sources_sql}) AND s.op_class = 'exec' AND {shape_filter}
         GROUP BY {group}
     )
-    SELECT *,
+    SELECT g.*, med.exec_median_ms,
+        CASE WHEN exec_count > 0 THEN exec_ms / exec_count END AS exec_avg_ms,
         CASE WHEN sum(exec_ms) OVER () > 0 THEN 100.0 * exec_ms / sum(exec_ms) OVER () ELSE 0 END AS share_pct,
         CASE WHEN sum(exec_ms) OVER () > 0 THEN 100.0 * sum(exec_ms) OVER (
-            ORDER BY exec_ms DESC, create_ms DESC, {group} ROWS UNBOUNDED PRECEDING) / sum(exec_ms) OVER ()
-            ELSE 0 END AS cum_share_pct
-    FROM g
-    ORDER BY exec_ms DESC, create_ms DESC, {group}
+            ORDER BY exec_ms DESC, create_ms DESC, {', '.join('g.' + k for k in by)} ROWS UNBOUNDED PRECEDING)
+            / sum(exec_ms) OVER () ELSE 0 END AS cum_share_pct
+    FROM g LEFT JOIN med USING ({group})
+    ORDER BY exec_ms DESC, create_ms DESC, {', '.join('g.' + k for k in by)}
     {f'LIMIT {int(top)}' if top else ''}
     """
+    params = params + params
     cur = con.execute(sql, params)
     names = [d[0] for d in cur.description]
     rows = cur.fetchall()
