@@ -343,7 +343,7 @@ def parse_shape(text: str, whole: bool = False) -> Shape:
     component_name = shape.component or "primitive"
     shape.op_class = op_class_of(shape.operation, component_name)
     tail = None if not whole else ""
-    if lead.get("operation") is None:
+    if not shape.operation:
         if tail is None:
             return shape  # the whole line is in the tail: parse again with it
         shape.status, shape.reason = "truncated", "truncated: no operation field"

@@ -47,14 +47,16 @@ WITH v AS (
 ), p AS (
     SELECT line_no, line, m.pre AS pre, m.ts AS ts,
            length(m.pre) + length(m.ts) + 1 AS body_at,
-           length(line) - instr(reverse(line), ',') + 1 AS lastc,
+           length(line) - instr(reverse(line), ',') + 1 AS lastc,  -- length + 1 if no comma
            CASE WHEN ends_with(line, chr(13) || chr(10)) THEN 2 ELSE 1 END AS eol
     FROM v
 )
 SELECT line_no,
-       CASE WHEN lastc >= body_at THEN pre || substr(line, body_at, lastc - body_at) ELSE pre END AS key,
+       CASE WHEN lastc >= body_at AND lastc <= length(line) THEN pre || substr(line, body_at, lastc - body_at)
+            ELSE pre END AS key,
        CASE WHEN ts <> '' THEN substr(ts, 2) END AS ts,
-       CASE WHEN lastc >= body_at THEN substr(line, lastc + 1, length(line) - lastc - eol) END AS tail
+       CASE WHEN lastc >= body_at AND lastc <= length(line) THEN substr(line, lastc + 1, length(line) - lastc - eol)
+            END AS tail
 FROM p
 """
 
@@ -206,7 +208,9 @@ class OneDNNVerboseImporter:
             FROM ({CUT_SQL})"""
         )
         con.execute("ALTER TABLE _rk ADD COLUMN h2 UBIGINT")
-        con.execute("UPDATE _rk SET h2 = hash(whole)")
+        # whole-line shapes hash in their own namespace: the whole text of one line can equal
+        # the cut key of another (``X,Y`` whole vs ``X,Y,<time>`` cut)
+        con.execute("UPDATE _rk SET h2 = hash(whole, 'whole')")
         rows = con.execute("SELECT h2, any_value(whole) FROM _rk GROUP BY h2").fetchall()
         shapes = []
         for h2, whole in rows:

@@ -1,0 +1,317 @@
+"""Bad input through the CLI: one line naming the file, no traceback, the right exit code, and
+nothing left behind by a file that failed."""
+from __future__ import annotations
+
+import gzip
+import os
+import random
+
+import pytest
+
+from conftest import PER_FILE_TABLES, table_counts
+
+GOOD = [
+    "dnnl_verbose,info,oneDNN v1.7.0 (commit 7aed236906b1f7a05c0917e5257a1af05e9ff683)",
+    "dnnl_verbose,exec,cpu,reorder,jit:uni,undef,src_f32::blocked:abcd:f0 dst_f32::blocked:aBcd8b:f0,,,2x16x7x7,0.5",
+    "dnnl_verbose,exec,cpu,reorder,jit:uni,undef,src_f32::blocked:abcd:f0 dst_f32::blocked:aBcd8b:f0,,,2x16x7x7,0.25",
+]
+EMPTY_TABLES = dict.fromkeys(PER_FILE_TABLES, 0)
+
+
+def good_log(d, name="good.log"):
+    p = d / name
+    p.write_text("\n".join(GOOD) + "\n")
+    return p
+
+
+def lines_naming(text: str, path) -> list[str]:
+    return [line for line in text.splitlines() if str(path) in line]
+
+
+def assert_one_error(result, path):
+    named = lines_naming(result.stderr or result.output, path)
+    assert len(named) == 1, result.output
+    assert named[0].startswith("error: "), named[0]
+    assert "Traceback" not in result.output
+
+
+def big_gzip_log(n_lines: int = 60000) -> bytes:
+    rnd = random.Random(7)
+    body = "\n".join(f"{GOOD[1].rsplit(',', 1)[0]},{rnd.random():.6g}" for _ in range(n_lines))
+    return gzip.compress((GOOD[0] + "\n" + body + "\n").encode(), compresslevel=1)
+
+
+# --------------------------------------------------------------------------- nothing ingestible
+@pytest.mark.parametrize(
+    "name,content,message",
+    [
+        ("empty.log", b"", "empty file"),
+        ("binary.bin", bytes(range(256)) * 64, "binary"),
+        ("zeros.log", b"\x00" * 4096, "binary"),
+        ("text.log", b"hello\nworld\n\n", "not a oneDNN verbose log"),
+        ("latin1.log", "caf\xe9 cr\xe8me br\xfbl\xe9e\nna\xefve r\xe9sum\xe9\n".encode("latin-1") * 20,
+         "not a oneDNN verbose log"),
+        ("empty.log.gz", gzip.compress(b""), "empty"),
+        ("blank_lines.log", b"\n\n\r\n\n", "not a oneDNN verbose log"),
+    ],
+)
+def test_file_with_nothing_to_ingest(tmp_path, tmp_db, cli, name, content, message):
+    p = tmp_path / name
+    p.write_bytes(content)
+    r = cli("ingest", "--db", tmp_db, p)
+    assert r.exit_code == 2, r.output
+    assert_one_error(r, p)
+    assert message in lines_naming(r.stderr or r.output, p)[0]
+    assert table_counts(tmp_db) == EMPTY_TABLES
+
+
+def test_log_with_nul_filled_tail(tmp_path, tmp_db, cli, query):
+    """A process that crashed can leave NUL-filled blocks at the end of its log: either the
+    good lines go in, or one clean error; never a traceback."""
+    p = tmp_path / "crashed.log"
+    p.write_bytes(("\n".join(GOOD) + "\n").encode() + b"\x00" * 5000)
+    r = cli("ingest", "--db", tmp_db, p)
+    assert r.exit_code in (0, 2), r.output
+    if r.exit_code == 2:
+        assert_one_error(r, p)
+        assert table_counts(tmp_db) == EMPTY_TABLES
+    else:
+        assert query("SELECT count(*) FROM onednn_events WHERE time_ms IS NOT NULL") == [(2,)]
+
+
+def test_text_starting_with_a_bracket(tmp_path, tmp_db, cli):
+    """Application output that starts like JSON is not a reason for a database error."""
+    p = tmp_path / "brackets.log"
+    p.write_text("[ RUN      ] Conv.Fwd\n[       OK ] Conv.Fwd (0 ms)\n")
+    r = cli("ingest", "--db", tmp_db, p)
+    assert r.exit_code == 2
+    assert_one_error(r, p)
+    assert "database error" not in r.stderr and "Transaction" not in r.stderr, r.stderr
+    assert table_counts(tmp_db) == EMPTY_TABLES
+
+
+def test_missing_path(tmp_path, tmp_db, cli):
+    p = tmp_path / "nope.log"
+    r = cli("ingest", "--db", tmp_db, p)
+    assert r.exit_code == 2
+    assert_one_error(r, p)
+    assert "no such file" in r.stderr
+
+
+def test_glob_without_match(tmp_path, tmp_db, cli):
+    pattern = str(tmp_path / "*.nothing")
+    r = cli("ingest", "--db", tmp_db, pattern)
+    assert r.exit_code == 2
+    assert_one_error(r, pattern)
+
+
+def test_empty_directory(tmp_path, tmp_db, cli):
+    d = tmp_path / "empty_dir"
+    d.mkdir()
+    r = cli("ingest", "--db", tmp_db, d)
+    assert r.exit_code == 2
+    assert_one_error(r, d)
+
+
+def test_directory_with_good_and_bad_files(tmp_path, tmp_db, cli, query):
+    d = tmp_path / "logs"
+    d.mkdir()
+    good_log(d, "a_good.log")
+    (d / "b_binary.dat").write_bytes(b"\x00\x01\x02" * 100)
+    (d / "c_text.txt").write_text("nothing here\n")
+    r = cli("ingest", "--db", tmp_db, d)
+    assert r.exit_code == 1, r.output
+    assert_one_error(r, d / "b_binary.dat")
+    assert_one_error(r, d / "c_text.txt")
+    assert query("SELECT name FROM sources") == [("a_good.log",)]
+
+
+def test_gzip_cut_in_half(tmp_path, tmp_db, cli):
+    data = big_gzip_log()
+    p = tmp_path / "half.log.gz"
+    p.write_bytes(data[: len(data) // 2])
+    r = cli("ingest", "--db", tmp_db, p)
+    assert r.exit_code == 2, r.output
+    assert_one_error(r, p)
+    assert "gzip" in r.stderr
+    assert table_counts(tmp_db) == EMPTY_TABLES
+
+
+def test_corrupt_gzip(tmp_path, tmp_db, cli):
+    data = bytearray(big_gzip_log(3000))
+    for i in range(200, len(data) - 20, 97):
+        data[i] ^= 0x5A
+    p = tmp_path / "corrupt.log.gz"
+    p.write_bytes(bytes(data))
+    r = cli("ingest", "--db", tmp_db, p)
+    assert r.exit_code == 2, r.output
+    assert_one_error(r, p)
+    assert table_counts(tmp_db) == EMPTY_TABLES
+
+
+def test_failed_file_mid_stream_is_rolled_back(tmp_path, tmp_db, ingest_files, monkeypatch):
+    """A gzip stream that breaks after line batches were written: every row goes away."""
+    from loganalyze.inputs import InputFile
+
+    good = good_log(tmp_path)
+    ingest_files([good])
+    before = table_counts(tmp_db)
+
+    original = InputFile.chunks
+    handed_out = []
+
+    def chunks(self, size=None):
+        for block in original(self, 64 << 10):
+            handed_out.append(len(block))
+            yield block
+
+    monkeypatch.setattr(InputFile, "chunks", chunks)
+    data = big_gzip_log(40000)
+    p = tmp_path / "half.log.gz"
+    p.write_bytes(data[: len(data) * 3 // 4])
+    (res,) = ingest_files([p])
+    assert handed_out, "the broken stream should have produced some lines before failing"
+    assert res.status == "error" and str(p) in res.message
+    assert table_counts(tmp_db) == before
+    # and the store is usable afterwards
+    (again,) = ingest_files([good_log(tmp_path, "good2.log")])
+    assert again.status == "duplicate"
+
+
+# --------------------------------------------------------------------------- partly bad files
+def test_verbose_log_with_one_invalid_utf8_line(tmp_path, tmp_db, cli, query):
+    p = tmp_path / "oneline.log"
+    bad = GOOD[1].rsplit(",", 1)[0].encode() + b",0.5 \xe9t\xe9\xff"
+    p.write_bytes(b"\n".join([GOOD[0].encode(), GOOD[1].encode(), bad, GOOD[2].encode(), "caf\xe9".encode("latin-1")]) + b"\n")
+    r = cli("ingest", "--db", tmp_db, p)
+    assert r.exit_code == 0, r.output
+    named = lines_naming(r.stderr, p)
+    assert len(named) == 1 and named[0].startswith("warning: ") and "skipped" in named[0]
+    assert query("SELECT line_no, reason FROM skipped_lines") == [(3, "invalid UTF-8")]
+    assert query("SELECT lines_total, lines_parsed, lines_non_verbose, lines_skipped FROM sources") == [(5, 3, 1, 1)]
+    assert query("SELECT line_no FROM onednn_events ORDER BY 1") == [(1,), (2,), (4,)]
+
+
+def test_ten_megabyte_lines(tmp_path, tmp_db, cli, query):
+    junk = tmp_path / "junk_line.log"
+    junk.write_bytes(("\n".join(GOOD[:2]) + "\n").encode() + b"y" * (10 << 20) + b"\n" + GOOD[2].encode() + b"\n")
+    verbose = tmp_path / "verbose_line.log"
+    verbose.write_bytes(("\n".join(GOOD[:2]) + "\n").encode() + b"dnnl_verbose,exec," + b"z" * (10 << 20) + b"\n"
+                        + GOOD[2].replace("0.25", "0.125").encode() + b"\n")
+    r = cli("ingest", "--db", tmp_db, junk, verbose)
+    assert r.exit_code == 0, r.output
+    assert "Traceback" not in r.output
+    rows = query("SELECT name, lines_total, lines_parsed, lines_non_verbose, lines_skipped FROM sources ORDER BY name")
+    assert rows == [("junk_line.log", 4, 3, 1, 0), ("verbose_line.log", 4, 3, 0, 1)]
+    (line_no, reason, text), = query("SELECT line_no, reason, text FROM skipped_lines")
+    assert line_no == 3 and reason.startswith("line too long")
+    assert len(text) <= 200
+    named = lines_naming(r.stderr, verbose)
+    assert len(named) == 1 and named[0].startswith("warning: ")
+    assert query("SELECT sum(time_ms) FROM onednn_events") == [(0.5 + 0.25 + 0.5 + 0.125,)]
+
+
+def test_header_only_file(tmp_path, tmp_db, cli, query):
+    p = tmp_path / "header.log"
+    p.write_text("\n".join([
+        "onednn_verbose,info,oneDNN v3.2.0 (commit N/A)",
+        "onednn_verbose,info,cpu,runtime:OpenMP,nthr:8",
+        "onednn_verbose,info,cpu,isa:Intel AVX2",
+        "onednn_verbose,primitive,info,template:operation,engine,primitive,implementation,prop_kind,"
+        "memory_descriptors,attributes,auxiliary,problem_desc,exec_time",
+    ]) + "\n")
+    r = cli("ingest", "--db", tmp_db, p)
+    assert r.exit_code == 0, r.output
+    named = lines_naming(r.stderr, p)
+    assert len(named) == 1 and named[0].startswith("warning: "), r.output
+    assert query("SELECT library_version, lines_parsed FROM sources") == [("oneDNN v3.2.0", 4)]
+    s = cli("summary", "--db", tmp_db, "--format", "json")
+    assert s.exit_code == 0 and s.json() == []
+
+
+# --------------------------------------------------------------------------- mixed commands
+def test_good_and_bad_files_in_one_command(tmp_path, tmp_db, cli, query):
+    good = good_log(tmp_path)
+    empty = tmp_path / "empty.log"
+    empty.write_bytes(b"")
+    missing = tmp_path / "missing.log"
+    half = tmp_path / "half.log.gz"
+    data = big_gzip_log(20000)
+    half.write_bytes(data[: len(data) // 2])
+    r = cli("ingest", "--db", tmp_db, empty, good, missing, half)
+    assert r.exit_code == 1, r.output
+    for p in (empty, missing, half):
+        assert_one_error(r, p)
+    assert f"ingested {good}" in r.stdout
+    assert query("SELECT name, lines_parsed FROM sources") == [("good.log", 3)]
+    assert table_counts(tmp_db)["onednn_events"] == 3
+    assert table_counts(tmp_db)["skipped_lines"] == 0
+
+
+def test_only_bad_files_exit_2_and_leave_no_rows(tmp_path, tmp_db, cli):
+    empty = tmp_path / "empty.log"
+    empty.write_bytes(b"")
+    text = tmp_path / "text.log"
+    text.write_text("just text\n")
+    r = cli("ingest", "--db", tmp_db, empty, text, tmp_path / "missing.log")
+    assert r.exit_code == 2
+    assert len([line for line in r.stderr.splitlines() if line.startswith("error: ")]) == 3
+    assert table_counts(tmp_db) == EMPTY_TABLES
+
+
+def test_duplicate_is_not_an_error(tmp_path, tmp_db, cli):
+    good = good_log(tmp_path)
+    assert cli("ingest", "--db", tmp_db, good).exit_code == 0
+    r = cli("ingest", "--db", tmp_db, good)
+    assert r.exit_code == 0
+    assert "already ingested" in r.output
+    assert table_counts(tmp_db)["sources"] == 1
+
+
+def test_quiet_prints_errors_only(tmp_path, tmp_db, cli):
+    good = good_log(tmp_path)
+    r = cli("ingest", "-q", "--db", tmp_db, good, tmp_path / "missing.log")
+    assert r.exit_code == 1
+    assert r.stdout.strip() == ""
+    assert_one_error(r, tmp_path / "missing.log")
+
+
+# --------------------------------------------------------------------------- bad databases
+def test_database_file_that_is_not_duckdb(tmp_path, cli):
+    db = tmp_path / "not.duckdb"
+    db.write_text("hello\n")
+    good = good_log(tmp_path)
+    for args in (("ingest", "--db", db, good), ("summary", "--db", db), ("sources", "--db", db),
+                 ("sql", "--db", db, "SELECT 1")):
+        r = cli(*args)
+        assert r.exit_code == 2, (args, r.output)
+        assert len(lines_naming(r.stderr, db.name)) == 1, r.output
+
+
+def test_query_commands_without_database(tmp_path, cli):
+    db = tmp_path / "absent.duckdb"
+    for args in (("summary", "--db", db), ("sources", "--db", db), ("skipped", "--db", db), ("sql", "--db", db, "SELECT 1")):
+        r = cli(*args)
+        assert r.exit_code == 2, (args, r.output)
+        assert r.stderr.startswith("error: ") and str(db) in r.stderr
+    assert not db.exists()
+
+
+def test_unwritable_database_location(tmp_path, cli):
+    good = good_log(tmp_path)
+    db = tmp_path / "no" / "such" / "dir" / "x.duckdb"
+    r = cli("ingest", "--db", db, good)
+    assert r.exit_code == 2
+    assert r.stderr.startswith("error: ")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_unreadable_file(tmp_path, tmp_db, cli):
+    p = good_log(tmp_path)
+    p.chmod(0)
+    try:
+        r = cli("ingest", "--db", tmp_db, p)
+    finally:
+        p.chmod(0o644)
+    assert r.exit_code == 2
+    assert_one_error(r, p)
