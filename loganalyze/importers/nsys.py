@@ -1,0 +1,453 @@
+"""Nsight Systems SQLite exports (``nsys export --type sqlite``, 2021-2025 releases).
+
+Each table is streamed out of SQLite as Arrow batches (:class:`gpu_common.SqliteFile`) and
+transformed by one DuckDB INSERT (names joined from ``StringIds``, pid/tid unpacked from
+``globalPid``/``globalTid``).  The schema mapping is :mod:`loganalyze.grammars.nsys`.
+
+Row accounting (``sources.lines_*`` count rows of the tables read): kernels, copies, sets,
+runtime/driver calls and NVTX ranges, marks, thread names and domain names are parsed; the
+runtime table's other event classes (67 = CUDA backtrace, a second row for calls already
+present) and NVTX category/domain-destroy rows are "other"; NVTX rows of an unknown event
+type are skipped with their reason.
+"""
+from __future__ import annotations
+
+import pyarrow as pa
+
+from ..grammars import nsys as g
+from ..inputs import InputError
+from .base import IngestContext
+from .gpu_common import SqliteFile, insert_stream, is_sqlite, name_forms, nvtx_op_table, put_meta, set_counts
+
+#: CUPTI memory kinds (CUpti_ActivityMemoryKind)
+MEMORY_KINDS = {0: "Unknown", 1: "Pageable", 2: "Pinned", 3: "Device", 4: "Array", 5: "Managed",
+                6: "Device Static", 7: "Managed Static"}
+
+
+def sqlite_flavour(db: SqliteFile) -> str | None:
+    tables = set(db.tables)
+    cupti = any(t.startswith("CUPTI_ACTIVITY_KIND_") for t in tables)
+    if g.STRING_TABLE in tables and (cupti or tables & set(g.MARKER_TABLES) - {g.STRING_TABLE}):
+        return "nsys"
+    if "StringTable" in tables and cupti:
+        return "nvprof"
+    return None
+
+
+class NsysSqliteImporter:
+    format = "nsys_sqlite"
+
+    def sniff(self, head: bytes, name: str) -> int:
+        if not is_sqlite(head):
+            return 0
+        if any(m.encode() in head for m in ("StringIds", "NVTX_EVENTS", "TARGET_INFO_", "EXPORT_META_DATA",
+                                             "META_DATA_EXPORT")):
+            return 95
+        if b"StringTable" in head and b"CUPTI_ACTIVITY_KIND" in head:
+            return 0  # nvprof's database
+        return 60  # some SQLite file: the tables will tell
+
+    def ingest(self, ctx: IngestContext) -> None:
+        db = SqliteFile(ctx)
+        try:
+            flavour = sqlite_flavour(db)
+            if flavour == "nvprof":
+                from .nvprof_sqlite import NvprofSqliteImporter
+
+                self.format = NvprofSqliteImporter.format
+                NvprofSqliteImporter().ingest_db(ctx, db)
+                return
+            if flavour != "nsys":
+                shown = ", ".join(sorted(db.tables)[:8]) or "no tables"
+                raise InputError(
+                    f"{ctx.file.path}: SQLite database, but not an Nsight Systems export (no StringIds "
+                    f"and CUPTI_ACTIVITY_KIND_*/NVTX_EVENTS tables) nor an nvprof database (no StringTable); "
+                    f"it has: {shown}"
+                )
+            _NsysIngest(ctx, db).run()
+        finally:
+            db.close()
+
+
+class _NsysIngest:
+    def __init__(self, ctx: IngestContext, db: SqliteFile):
+        self.ctx, self.db, self.con, self.sid = ctx, db, ctx.con, ctx.source_id
+        self.total = self.parsed = self.other = 0
+        self.missing: list[str] = []
+
+    # ------------------------------------------------------------------ driver
+    def run(self) -> None:
+        ctx, db = self.ctx, self.db
+        meta = self.metadata()
+        self.load_strings()
+        for table, cols in ((self.db.first(*g.RUNTIME_TABLES), g.RUNTIME), (self.db.first(*g.NVTX_TABLES), g.NVTX)):
+            if table:  # read while the kernels go in
+                sql, names = g.select_sql(table, cols, self.db.columns(table))
+                self.db.prefetch(sql, names, g.select_types(cols))
+        try:
+            n_kern = self.kernels()
+            n_mem = self.memops()
+            n_api = self.api_calls()
+            n_nvtx = self.nvtx()
+            self.threads()
+            self.devices()
+        finally:
+            self.con.execute("DROP TABLE IF EXISTS _strings")
+        if not any(db.has(t) for t in g.KERNEL_TABLES + g.MEMCPY_TABLES + g.MEMSET_TABLES + g.RUNTIME_TABLES
+                   + g.NVTX_TABLES):
+            raise InputError(
+                f"{ctx.file.path}: Nsight Systems export without CUDA or NVTX data (no CUPTI_ACTIVITY_KIND_KERNEL, "
+                "_MEMCPY, _MEMSET, _RUNTIME and no NVTX_EVENTS table)"
+            )
+        if self.missing:
+            ctx.warnings.append(f"{ctx.file.path}: no {', no '.join(self.missing)}")
+        if ctx.skipped_count:
+            ctx.warnings.append(f"{ctx.file.path}: {ctx.skipped_count} row(s) skipped (see 'loganalyze skipped')")
+        ctx.flush_skipped()
+        set_counts(ctx, self.total, self.parsed, self.other)
+        version = meta.get("EXPORT_PRODUCT_VERSION")
+        schema = meta.get("EXPORT_SCHEMA_VERSION")
+        ctx.source["library_version"] = f"Nsight Systems {version}" if version else None
+        meta_table = db.first(*g.META_TABLES) or "no metadata table"
+        ctx.source["dialect"] = f"nsys-sqlite schema {schema or '?'} ({meta_table})"
+
+    # ------------------------------------------------------------------ metadata
+    def metadata(self) -> dict:
+        db, out = self.db, {}
+        table = db.first(*g.META_TABLES)
+        if table:
+            for name, value in db.fetchall(f'SELECT name, value FROM "{table}"'):
+                out[str(name)] = value
+        if db.has("META_DATA_CAPTURE"):
+            for name, value in db.fetchall('SELECT name, value FROM "META_DATA_CAPTURE"'):
+                out.setdefault(f"capture.{name}", value)
+        items = {f"export.{k}" if not k.startswith("capture.") else k: v for k, v in out.items()}
+        items["metadata_table"] = table
+        items["has_enum_tables"] = any(t.startswith("ENUM_") for t in db.tables)
+        if db.has(g.SESSION_TABLE):
+            cols = db.columns(g.SESSION_TABLE)
+            pick = [c for c in ("utcEpochNs", "utcTime", "localTime") if c in cols]
+            if pick:
+                row = db.fetchall(f'SELECT {", ".join(pick)} FROM "{g.SESSION_TABLE}" LIMIT 1')
+                if row:
+                    for c, v in zip(pick, row[0]):
+                        items[f"session_start.{c}"] = v
+        put_meta(self.ctx, items)
+        return out
+
+    def load_strings(self) -> None:
+        self.con.execute("CREATE OR REPLACE TEMP TABLE _strings (id BIGINT, value VARCHAR, base VARCHAR)")
+        if not self.db.has(g.STRING_TABLE):
+            return
+        cols = [g.C("id"), g.C("value", type="TEXT")]
+        sql, names = g.select_sql(g.STRING_TABLE, cols, self.db.columns(g.STRING_TABLE))
+        with self.db.reader(sql, names, g.select_types(cols)) as rdr:
+            insert_stream(self.con, rdr, "INSERT INTO _strings SELECT id, value, "
+                                         "regexp_replace(value, '_v[0-9]+$', '') FROM _batch WHERE _d = 0")
+
+    def _read(self, table: str, cols, sql_template: str, where: str | None = None, params: dict | None = None):
+        sql, names = g.select_sql(table, cols, self.db.columns(table), where=where)
+        with self.db.reader(sql, names, g.select_types(cols)) as rdr:
+            insert_stream(self.con, rdr, sql_template, params)
+
+    def _count_new(self, table: str) -> int:
+        return self.con.execute(f"SELECT count(*) FROM {table} WHERE source_id = ?", [self.sid]).fetchall()[0][0]
+
+    # ------------------------------------------------------------------ kernels
+    def kernels(self) -> int:
+        tables = [t for t in g.KERNEL_TABLES if self.db.has(t)]
+        if not tables:
+            self.missing.append("kernel table (CUPTI_ACTIVITY_KIND_KERNEL)")
+            return 0
+        for table in tables:
+            self.total += self.db.count(table)
+            self._read(table, g.KERNEL, f"""
+                INSERT INTO gpu_kernels BY NAME
+                SELECT $sid AS source_id, b.row_no,
+                       coalesce(n.dn, n.mn, n.sn) AS name, n.dn AS demangled, n.sn AS short_name, n.mn AS mangled,
+                       b.start_ns, b.end_ns, b.end_ns - b.start_ns AS duration_ns,
+                       b.device, b.context, b.stream, b.grid_x, b.grid_y, b.grid_z,
+                       b.block_x, b.block_y, b.block_z, b.registers, b.static_smem, b.dynamic_smem,
+                       b.correlation_id, {g.pid_of('b.global_pid')} AS pid, '{table}' AS origin
+                FROM _batch b
+                LEFT JOIN (  -- the few distinct name id triples, named once; one join for the rows
+                    SELECT t.*, dn.value AS dn, sn.value AS sn, mn.value AS mn
+                    FROM (SELECT DISTINCT demangled_id, short_id, mangled_id FROM _batch) t
+                    LEFT JOIN _strings dn ON dn.id = t.demangled_id
+                    LEFT JOIN _strings sn ON sn.id = t.short_id
+                    LEFT JOIN _strings mn ON mn.id = t.mangled_id
+                ) n ON n.demangled_id IS NOT DISTINCT FROM b.demangled_id
+                   AND n.short_id IS NOT DISTINCT FROM b.short_id
+                   AND n.mangled_id IS NOT DISTINCT FROM b.mangled_id
+                WHERE b._d = 0""", params={"sid": self.sid})
+        n = self._count_new("gpu_kernels")
+        self.parsed += n
+        self._fill_names()
+        return n
+
+    def _fill_names(self) -> None:
+        """Demangled and short names the export did not give (old exports)."""
+        rows = self.con.execute(
+            """SELECT DISTINCT name FROM gpu_kernels
+               WHERE source_id = ? AND (short_name IS NULL OR demangled IS NULL) AND name IS NOT NULL""",
+            [self.sid],
+        ).fetchall()
+        if not rows:
+            return
+        names = [r[0] for r in rows]
+        forms = [name_forms(n) for n in names]
+        tbl = pa.table({"name": names, "d": [f[0] for f in forms], "s": [f[1] for f in forms]})
+        self.con.register("_nf", tbl)
+        try:
+            self.con.execute(
+                """UPDATE gpu_kernels SET demangled = coalesce(demangled, _nf.d),
+                          short_name = coalesce(short_name, _nf.s)
+                   FROM _nf WHERE gpu_kernels.source_id = ? AND gpu_kernels.name = _nf.name""",
+                [self.sid],
+            )
+        finally:
+            self.con.unregister("_nf")
+
+    # ------------------------------------------------------------------ copies and sets
+    def _enum(self, table: str) -> dict[int, str]:
+        if not self.db.has(table):
+            return {}
+        cols = self.db.columns(table)
+        label = "label" if "label" in cols else "name"
+        return {int(i): str(v) for i, v in self.db.fetchall(f'SELECT id, "{label}" FROM "{table}"')}
+
+    def memops(self) -> int:
+        enum = self._enum("ENUM_CUDA_MEMCPY_OPER")
+        codes = sorted(set(g.COPY_KINDS) | set(enum))
+        kinds = pa.table({
+            "code": pa.array(codes, pa.int64()),
+            "short": [g.COPY_KINDS.get(c, (f"kind {c}", None))[0] for c in codes],
+            "label": [enum.get(c) or g.COPY_KINDS.get(c, (None, f"kind {c}"))[1] for c in codes],
+        })
+        mem = pa.table({"code": pa.array(list(MEMORY_KINDS), pa.int64()), "label": list(MEMORY_KINDS.values())})
+        self.con.register("_copykinds", kinds)
+        self.con.register("_memkinds", mem)
+        n = 0
+        try:
+            for table in (t for t in g.MEMCPY_TABLES if self.db.has(t)):
+                self.total += self.db.count(table)
+                self._read(table, g.MEMCPY, f"""
+                    INSERT INTO gpu_memops BY NAME
+                    SELECT $sid AS source_id, b.row_no, 'memcpy' AS op, k.short AS kind,
+                           '[CUDA memcpy ' || coalesce(k.label, 'kind ' || b.copy_kind) || ']' AS name,
+                           b.bytes, b.start_ns, b.end_ns, b.end_ns - b.start_ns AS duration_ns, b.device,
+                           b.context, b.stream, b.correlation_id, {g.pid_of('b.global_pid')} AS pid,
+                           b.copy_kind, sk.label AS src_kind, dk.label AS dst_kind, '{table}' AS origin
+                    FROM _batch b
+                    LEFT JOIN _copykinds k ON k.code = b.copy_kind
+                    LEFT JOIN _memkinds sk ON sk.code = b.src_kind
+                    LEFT JOIN _memkinds dk ON dk.code = b.dst_kind
+                    WHERE b._d = 0""", params={"sid": self.sid})
+            for table in (t for t in g.MEMSET_TABLES if self.db.has(t)):
+                self.total += self.db.count(table)
+                self._read(table, g.MEMSET, f"""
+                    INSERT INTO gpu_memops BY NAME
+                    SELECT $sid AS source_id, b.row_no, 'memset' AS op, NULL AS kind, '[CUDA memset]' AS name,
+                           b.bytes, b.start_ns, b.end_ns, b.end_ns - b.start_ns AS duration_ns, b.device,
+                           b.context, b.stream, b.correlation_id, {g.pid_of('b.global_pid')} AS pid,
+                           '{table}' AS origin
+                    FROM _batch b WHERE b._d = 0""", params={"sid": self.sid})
+        finally:
+            self.con.unregister("_copykinds")
+            self.con.unregister("_memkinds")
+        n = self._count_new("gpu_memops")
+        self.parsed += n
+        return n
+
+    # ------------------------------------------------------------------ API calls
+    def api_calls(self) -> int:
+        tables = [t for t in g.RUNTIME_TABLES if self.db.has(t)]
+        if not tables:
+            self.missing.append("CUDA API table (CUPTI_ACTIVITY_KIND_RUNTIME): kernels cannot be tied to launches")
+            return 0
+        other: dict[str, int] = {}
+        for table in tables:
+            self.total += self.db.count(table)
+            cols = self.db.columns(table)
+            if "eventClass" in cols:
+                for ec, cnt in self.db.fetchall(f'SELECT eventClass, count(*) FROM "{table}" GROUP BY 1'):
+                    if ec not in g.EVENT_CLASS_API:
+                        key = f"{ec}:{g.EVENT_CLASS_NAMES.get(ec, 'other')}"
+                        other[key] = other.get(key, 0) + cnt
+            default_api = "driver" if table.endswith("DRIVER") else "runtime"
+            self._read(table, g.RUNTIME, f"""
+                INSERT INTO gpu_api_calls BY NAME
+                SELECT $sid AS source_id, b.row_no,
+                       CASE coalesce(b.event_class, {0 if default_api == 'runtime' else 1})
+                            WHEN 0 THEN 'runtime' ELSE 'driver' END AS api,
+                       coalesce(s.value, b.name_text) AS name,
+                       coalesce(s.base, regexp_replace(b.name_text, '_v[0-9]+$', '')) AS base_name,
+                       b.start_ns, b.end_ns, b.end_ns - b.start_ns AS duration_ns, b.correlation_id,
+                       {g.pid_of('b.global_tid')} AS pid, {g.tid_of('b.global_tid')} AS tid,
+                       b.global_tid, b.event_class, b.return_value, '{table}' AS origin
+                FROM _batch b LEFT JOIN _strings s ON s.id = b.name_id
+                WHERE b._d = 0 AND coalesce(b.event_class, {0 if default_api == 'runtime' else 1}) IN (0, 1)""",
+                params={"sid": self.sid})
+        n = self._count_new("gpu_api_calls")
+        self.parsed += n
+        n_other = sum(other.values())
+        self.other += n_other
+        if other:
+            put_meta(self.ctx, {"runtime_rows_other_eventClass": ", ".join(f"{k}={v}" for k, v in sorted(other.items()))})
+        return n
+
+    # ------------------------------------------------------------------ NVTX
+    def nvtx(self) -> int:
+        table = self.db.first(*g.NVTX_TABLES)
+        if not table:
+            self.missing.append("NVTX_EVENTS table: no NVTX ranges (nothing for --by op and --by nvtx)")
+            return 0
+        con, sid = self.con, self.sid
+        n_rows = self.db.count(table)
+        self.total += n_rows
+        types = dict(g.NVTX_EVENT_TYPES)
+        if self.db.has("ENUM_NSYS_EVENT_TYPE"):
+            cols = self.db.columns("ENUM_NSYS_EVENT_TYPE")
+            if "name" in cols:
+                for code, name in self.db.fetchall('SELECT id, name FROM "ENUM_NSYS_EVENT_TYPE"'):
+                    kind = g.NVTX_ENUM_NAMES.get(str(name))
+                    if kind:
+                        types[int(code)] = kind
+        tmap = pa.table({"code": pa.array(list(types), pa.int64()), "kind": list(types.values())})
+        con.register("_nvtx_types", tmap)
+        try:
+            con.execute("""CREATE OR REPLACE TEMP TABLE _nvtx (source_id INTEGER, row_no BIGINT, text VARCHAR,
+                event_type VARCHAR, kind VARCHAR, code BIGINT, start_ns BIGINT, end_ns BIGINT, duration_ns BIGINT,
+                pid BIGINT, tid BIGINT, global_tid BIGINT, domain_id BIGINT, category BIGINT)""")
+            self._read(table, g.NVTX, f"""
+                INSERT INTO _nvtx BY NAME
+                SELECT $sid AS source_id, b.row_no, coalesce(b.text, s.value) AS text, t.kind AS event_type,
+                       t.kind, b.event_type AS code, b.start_ns, b.end_ns,
+                       b.end_ns - b.start_ns AS duration_ns,
+                       {g.pid_of('b.global_tid')} AS pid, {g.tid_of('b.global_tid')} AS tid, b.global_tid,
+                       b.domain_id, b.category
+                FROM _batch b LEFT JOIN _strings s ON s.id = b.text_id
+                LEFT JOIN _nvtx_types t ON t.code = b.event_type
+                WHERE b._d = 0""", params={"sid": sid})
+        finally:
+            con.unregister("_nvtx_types")
+        # domains and thread names
+        domains = con.execute(
+            "SELECT domain_id, any_value(text) FROM _nvtx WHERE kind = 'domain_create' GROUP BY 1"
+        ).fetchall()
+        con.execute(
+            """INSERT INTO gpu_threads BY NAME
+               SELECT source_id, pid, tid, global_tid, text AS name FROM _nvtx WHERE kind = 'thread_name'"""
+        )
+        unknown = con.execute(
+            "SELECT row_no, code FROM _nvtx WHERE kind IS NULL ORDER BY row_no"
+        ).fetchall()
+        for row_no, code in unknown:
+            self.ctx.skip(row_no, f"NVTX eventType {code} is not a range, mark, thread or domain name",
+                          f"{table} row {row_no}")
+        counts = dict(con.execute("SELECT coalesce(kind, '?'), count(*) FROM _nvtx GROUP BY 1").fetchall())
+        self.parsed += sum(counts.get(k, 0) for k in ("push_pop", "start_end", "mark", "thread_name", "domain_create"))
+        self.other += sum(counts.get(k, 0) for k in ("category", "domain_destroy"))
+        self._insert_ranges(dict(domains))
+        con.execute("DROP TABLE IF EXISTS _nvtx")
+        put_meta(self.ctx, {f"nvtx_events.{k}": v for k, v in counts.items()})
+        return n_rows
+
+    def _insert_ranges(self, domains: dict) -> None:
+        con = self.con
+        texts = [r[0] for r in con.execute(
+            "SELECT DISTINCT text FROM _nvtx WHERE kind IN ('push_pop', 'start_end') AND text IS NOT NULL"
+        ).fetchall()]
+        ops = nvtx_op_table(texts)
+        dom = pa.table({"domain_id": pa.array([int(k) for k in domains if k is not None], pa.int64()),
+                        "domain": pa.array([v for k, v in domains.items() if k is not None], pa.string())})
+        con.register("_ops", ops)
+        con.register("_domains", dom)
+        try:
+            con.execute(NVTX_INSERT_SQL)
+        finally:
+            con.unregister("_ops")
+            con.unregister("_domains")
+
+    # ------------------------------------------------------------------ threads and devices
+    def threads(self) -> None:
+        if not self.db.has(g.THREAD_NAMES_TABLE):
+            return
+        cols = self.db.columns(g.THREAD_NAMES_TABLE)
+        if not {"nameId", "globalTid"} <= cols:
+            return
+        rows = self.db.fetchall(f'SELECT nameId, globalTid FROM "{g.THREAD_NAMES_TABLE}"')
+        tbl = pa.table({"name_id": pa.array([r[0] for r in rows], pa.int64()),
+                        "gtid": pa.array([r[1] for r in rows], pa.int64())})
+        self.con.register("_tn", tbl)
+        try:
+            self.con.execute(f"""
+                INSERT INTO gpu_threads BY NAME
+                SELECT {self.sid} AS source_id, {g.pid_of('gtid')} AS pid, {g.tid_of('gtid')} AS tid,
+                       gtid AS global_tid, s.value AS name
+                FROM _tn LEFT JOIN _strings s ON s.id = _tn.name_id""")
+        finally:
+            self.con.unregister("_tn")
+
+    def devices(self) -> None:
+        table = self.db.first(*g.GPU_INFO_TABLES)
+        if not table:
+            return
+        present = self.db.columns(table)
+        sel = []
+        for c in g.GPU_INFO:
+            src = next((s for s in c.sources if s in present), None)
+            sel.append(f'"{src}"' if src else "NULL")
+        rows = self.db.fetchall(f'SELECT {", ".join(sel)} FROM "{table}"')
+        if not rows:
+            return
+        cc = [f"{r[4]}.{r[5]}" if r[4] is not None else None for r in rows]
+        tbl = pa.table({
+            "source_id": pa.array([self.sid] * len(rows), pa.int32()),
+            "device": pa.array([r[0] for r in rows], pa.int32()), "name": pa.array([r[1] for r in rows], pa.string()),
+            "sm_count": pa.array([r[2] for r in rows], pa.int32()),
+            "total_memory": pa.array([r[3] for r in rows], pa.int64()),
+            "compute_capability": pa.array(cc, pa.string()), "bus": pa.array([r[6] for r in rows], pa.string()),
+        })
+        self.con.register("_dev", tbl)
+        try:
+            self.con.execute("INSERT INTO gpu_devices BY NAME SELECT * FROM _dev")
+        finally:
+            self.con.unregister("_dev")
+
+
+#: ranges and marks from the staging table ``_nvtx``: push/pop depth by a running count of
+#: starts and ends per thread (an end at time t closes before a start at t opens), the
+#: parent by an ASOF join one level up, the op fields from the parsed names.
+NVTX_INSERT_SQL = """
+INSERT INTO nvtx_ranges BY NAME
+WITH r AS (
+    SELECT * FROM _nvtx WHERE kind IN ('push_pop', 'start_end', 'mark')
+), ev AS (
+    SELECT row_no, global_tid, start_ns AS t, 1 AS d, 1 AS ord, end_ns AS other FROM r WHERE kind = 'push_pop'
+    UNION ALL
+    SELECT row_no, global_tid, end_ns AS t, -1 AS d, CASE WHEN end_ns = start_ns THEN 2 ELSE 0 END AS ord,
+           start_ns AS other
+    FROM r WHERE kind = 'push_pop' AND end_ns IS NOT NULL
+), lv AS (
+    SELECT row_no, d, sum(d) OVER (PARTITION BY global_tid ORDER BY t, ord, other DESC, row_no
+                                   ROWS UNBOUNDED PRECEDING) AS level
+    FROM ev
+), depths AS (
+    SELECT r.*, lv.level - 1 AS lvl FROM r LEFT JOIN lv ON lv.row_no = r.row_no AND lv.d = 1
+), pp AS (
+    SELECT row_no, global_tid, start_ns, lvl FROM depths WHERE kind = 'push_pop'
+), parents AS (
+    SELECT c.row_no, p.row_no AS parent_row
+    FROM pp c ASOF JOIN pp p
+      ON p.global_tid = c.global_tid AND p.lvl = c.lvl - 1 AND c.start_ns >= p.start_ns
+    WHERE c.lvl > 0
+)
+SELECT d.source_id, d.row_no, d.text, dm.domain, d.kind AS event_type, d.start_ns, d.end_ns,
+       d.duration_ns, d.pid, d.tid, d.global_tid, CASE WHEN d.kind = 'push_pop' THEN d.lvl END AS depth,
+       d.domain_id, d.category, pa.parent_row, o.op, o.seq, o.direction, o.shapes, o.flops, o.bytes
+FROM depths d
+LEFT JOIN parents pa ON pa.row_no = d.row_no
+LEFT JOIN _ops o ON o.text = d.text
+LEFT JOIN _domains dm ON dm.domain_id = d.domain_id AND d.domain_id <> 0
+"""

@@ -1,0 +1,169 @@
+"""Bad GPU profile input: a one-line error and exit code 2 when nothing can be read, a
+warning naming what is missing when the rest can be, never a traceback, nothing half-written."""
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "gpu"
+GPU_TABLES = ("gpu_kernels", "gpu_memops", "gpu_api_calls", "nvtx_ranges", "gpu_report_rows", "gpu_metrics",
+              "gpu_kernel_ops", "gpu_source_meta", "sources", "skipped_lines")
+
+
+def one_line_error(res) -> str:
+    assert res.exit_code == 2, res.output
+    err = [l for l in (res.stderr or res.output).splitlines() if l.startswith("error:")]
+    assert len(err) == 1, res.output
+    return err[0]
+
+
+def empty_db(query):
+    for t in GPU_TABLES:
+        assert query(f"SELECT count(*) FROM {t}")[0][0] == 0, t
+
+
+def make_db(path: Path, ddl: list[str]) -> Path:
+    con = sqlite3.connect(path)
+    for stmt in ddl:
+        con.execute(stmt)
+    con.commit()
+    con.close()
+    return path
+
+
+def test_sqlite_that_is_not_a_profile(tmp_path, cli, tmp_db, query):
+    db = make_db(tmp_path / "app.sqlite", ["CREATE TABLE users (id INTEGER, name TEXT)",
+                                           "INSERT INTO users VALUES (1, 'x')"])
+    msg = one_line_error(cli("ingest", "--db", tmp_db, db))
+    assert "not an Nsight Systems export" in msg and "users" in msg
+    empty_db(query)
+
+
+def test_export_without_nvtx_and_runtime_tables(tmp_path, cli, tmp_db):
+    db = make_db(tmp_path / "kernels_only.sqlite", [
+        "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT)",
+        "INSERT INTO StringIds VALUES (1, 'k(int)'), (2, 'k')",
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INT, end INT, deviceId INT, correlationId INT, "
+        "globalPid INT, demangledName INT, shortName INT)",
+        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (0, 10, 0, 1, 0, 1, 2), (20, 25, 0, 2, 0, 1, 2)",
+    ])
+    res = cli("ingest", "--db", tmp_db, db)
+    assert res.exit_code == 0, res.output
+    assert "NVTX_EVENTS" in res.output and "CUPTI_ACTIVITY_KIND_RUNTIME" in res.output
+    kern = cli("summary", "--db", tmp_db, "--by", "kernel", "--format", "json").json()
+    assert kern == [dict(kern[0], kernel="k(int)", count=2, total_ns=15)]
+    ops = cli("summary", "--db", tmp_db, "--by", "op", "--format", "json").json()
+    assert len(ops) == 1 and ops[0]["op"].startswith("(") and ops[0]["count"] == 2
+
+
+def test_export_without_any_cuda_or_nvtx_table(tmp_path, cli, tmp_db, query):
+    db = make_db(tmp_path / "cpu_only.sqlite", [
+        "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT)",
+        "CREATE TABLE EXPORT_META_DATA (name TEXT, value TEXT)",
+        "CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INT, utcTime TEXT, localTime TEXT)",
+    ])
+    msg = one_line_error(cli("ingest", "--db", tmp_db, db))
+    assert "without CUDA or NVTX data" in msg
+    empty_db(query)
+
+
+def test_corrupt_database(tmp_path, cli, tmp_db, query):
+    src = (SAMPLES / "nsys_2024_pytorch.sqlite").read_bytes()
+    cut = tmp_path / "cut.sqlite"
+    cut.write_bytes(src[: len(src) // 3])
+    garbage = tmp_path / "garbage.sqlite"
+    garbage.write_bytes(src[:100] + bytes(range(256)) * 64)
+    for path in (cut, garbage):
+        msg = one_line_error(cli("ingest", "--db", tmp_db, path))
+        assert str(path) in msg
+    empty_db(query)
+
+
+def test_locked_database(tmp_path, cli, tmp_db, query):
+    db = tmp_path / "busy.sqlite"
+    shutil.copy(SAMPLES / "nsys_2022_pytorch.sqlite", db)
+    writer = sqlite3.connect(db, isolation_level=None)
+    writer.execute("PRAGMA journal_mode=DELETE")
+    writer.execute("BEGIN EXCLUSIVE")
+    writer.execute("INSERT INTO StringIds VALUES (100000, 'being written')")
+    try:
+        msg = one_line_error(cli("ingest", "--db", tmp_db, db))
+        assert "locked" in msg
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    empty_db(query)
+    assert cli("ingest", "--db", tmp_db, db).exit_code == 0  # fine once the writer is done
+
+
+def test_csv_without_units_row(tmp_path, cli, tmp_db, query):
+    lines = (SAMPLES / "nvprof_gpu_trace_cuda10.csv").read_text().splitlines()
+    no_units = tmp_path / "no_units.csv"
+    no_units.write_text("\n".join(lines[:4] + lines[5:]) + "\n")
+    msg = one_line_error(cli("ingest", "--db", tmp_db, no_units))
+    assert "no units row" in msg
+    empty_db(query)
+    # a second table after it still goes in, with a warning about the first
+    both = tmp_path / "two_tables.csv"
+    api = (SAMPLES / "nvprof_api_trace.csv").read_text()
+    both.write_text("\n".join(lines[:4] + lines[5:]) + "\n" + api)
+    res = cli("ingest", "--db", tmp_db, both)
+    assert res.exit_code == 0 and "no units row" in res.output
+    assert query("SELECT count(*) FROM gpu_api_calls")[0][0] == 4
+    assert query("SELECT count(*) FROM gpu_kernels")[0][0] == 0
+    total, parsed, other, skipped = query(
+        "SELECT lines_total, lines_parsed, lines_non_verbose, lines_skipped FROM sources")[0]
+    assert total == parsed + other + skipped and skipped == 5
+
+
+def test_text_report_from_unknown_nvprof_version(tmp_path, cli, tmp_db, query):
+    f = tmp_path / "nvprof_future.txt"
+    f.write_text("==1== NVPROF is profiling process 1, command: ./a\n==1== Profiling result:\n"
+                 "Kernel Mean  Kernel Spread  Label\n   1.0ms  0.5ms  foo\n")
+    msg = one_line_error(cli("ingest", "--db", tmp_db, f))
+    assert "unrecognised nvprof table header" in msg
+    empty_db(query)
+
+
+def test_unknown_nsys_stats_report_and_bad_rows(tmp_path, cli, tmp_db):
+    f = tmp_path / "osrt.txt"
+    f.write_text(" ** OS Runtime Summary (osrt_sum):\n\n Time (%)  Total Time (ns)  Num Calls  Name\n"
+                 " --------  ---------------  ---------  ----\n    100.0            5,000          1  poll\n")
+    msg = one_line_error(cli("ingest", "--db", tmp_db, f))
+    assert "osrt_sum is not read" in msg
+    g = tmp_path / "bad_rows.csv"
+    g.write_text("Time (%),Total Time (ns),Instances,Avg (ns),Name\nabc,def,ghi,jkl,kern\n")
+    assert "malformed" in one_line_error(cli("ingest", "--db", tmp_db, g))
+
+
+def test_pyprof_and_ncu_without_data(tmp_path, cli, tmp_db):
+    f = tmp_path / "net.dict"
+    f.write_text("{'kShortName': 'k', 'kDuration': 'soon'}\n")
+    assert "kDuration" in one_line_error(cli("ingest", "--db", tmp_db, f))
+    g = tmp_path / "ncu.csv"
+    g.write_text("==PROF== Connected to process 1\n==PROF== Disconnected from process 1\n")
+    assert "Nsight Compute" in one_line_error(cli("ingest", "--db", tmp_db, g))
+
+
+def test_binary_files_are_still_rejected(tmp_path, cli, tmp_db):
+    f = tmp_path / "blob.bin"
+    f.write_bytes(b"\x00\x01\x02" * 1000)
+    assert "binary" in one_line_error(cli("ingest", "--db", tmp_db, f))
+
+
+def test_duplicate_export_is_skipped(cli, tmp_db, query):
+    p = SAMPLES / "nsys_2024_pytorch.sqlite"
+    assert cli("ingest", "--db", tmp_db, p).exit_code == 0
+    res = cli("ingest", "--db", tmp_db, p)
+    assert res.exit_code == 0 and "already ingested" in res.output
+    assert query("SELECT count(*) FROM gpu_kernels")[0][0] == 5
+
+
+def test_bad_summary_options(cli, tmp_db):
+    assert cli("ingest", "--db", tmp_db, SAMPLES / "nsys_2024_pytorch.sqlite").exit_code == 0
+    assert "names" in one_line_error(cli("summary", "--db", tmp_db, "--by", "kernel", "--names", "pretty"))
+    assert "cannot be split" in one_line_error(cli("summary", "--db", tmp_db, "--by", "memcpy,grid"))
+    assert "exactly one" in one_line_error(cli("summary", "--db", tmp_db, "--by", "kernel,op"))
