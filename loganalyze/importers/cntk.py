@@ -1,0 +1,128 @@
+"""CNTK performance profiler files, one pair per MPI rank (grammar: ``grammars.cntk``).
+
+- ``*_summary_<rank>.txt`` -> ``profiler_tables`` (tool ``cntk_summary``): one row per
+  event (Epoch, _Minibatch Iteration, __Forward + Backward, ...) with mean, stddev, min, max,
+  count and total; throughput events (MB/s) keep their numbers in ``value_*``.
+- ``*_detail_<rank>.csv`` -> ``trace_events`` like a trace file (``sources.format`` is
+  ``cntk``, dialect ``detail``): each row is a complete span named by its description on
+  its thread, with nesting and self time per thread, so ``summary --by op`` works on it.
+
+The rank (the file-name suffix when it is a number) is kept in ``profiler_tables.rank``
+and ``trace_files.rank``; detail events use it as their pid.
+"""
+from __future__ import annotations
+
+import pyarrow as pa
+
+from ..grammars import cntk as g
+from ..grammars import trace_event as te
+from ..inputs import InputError
+from .base import IngestContext
+from .trace_common import (SpanEngine, Workspace, build_ev_from_raw, finish_text_source, insert_arrow,
+                           insert_profiler_rows, insert_trace_file, read_text_lines)
+
+
+class CntkImporter:
+    format = "cntk"
+
+    def sniff(self, head: bytes, name: str) -> int:
+        text = head[3:] if head.startswith(b"\xef\xbb\xbf") else head
+        if text.startswith(g.TITLE.encode()):
+            return 95
+        if text.startswith(g.DETAIL_HEADER.encode()):
+            return 95
+        return 0
+
+    def ingest(self, ctx: IngestContext) -> None:
+        lines = read_text_lines(ctx)
+        first = next((t for _, t in lines if t.strip()), "")
+        suffix, rank = g.file_rank(ctx.file.name)
+        if first.startswith(g.DETAIL_HEADER):
+            self._detail(ctx, lines, rank, suffix)
+        elif first.startswith(g.TITLE):
+            self._summary(ctx, lines, rank)
+        else:
+            raise InputError(f"{ctx.file.path}: not a CNTK profiler summary or detail file")
+
+    # ------------------------------------------------------------------ summary
+    def _summary(self, ctx, lines, rank) -> None:
+        rows = []
+        section = None
+        stamp = None
+        has_total = None
+        for line_no, text in lines:
+            if not text.strip() or text.startswith(g.TITLE):
+                continue
+            m = g.TIMESTAMP_RE.match(text)
+            if m:
+                stamp = m.group("ts")
+                continue
+            if g.HEADER_RE.match(text):
+                has_total = "Total" in text
+                continue
+            row = g.parse_summary_row(text)
+            if row is None:
+                section = text.strip()  # a separator row: "Main Thread", "Data Reader"
+                continue
+            if isinstance(row, str):
+                ctx.skip(line_no, row, text)
+                continue
+            out = {
+                "line_no": line_no, "tool": "cntk_summary", "table_no": 1, "section": section,
+                "name": row.name, "name_truncated": False, "rank": rank, "calls": row.count,
+                "cells": {"Description": row.name, **(row.cells or {})}, "line": text,
+            }
+            if row.kind == "time":
+                out.update(is_counter=False, unit="ms", total_ns=row.total_ns, avg_ns=row.mean_ns,
+                           min_ns=row.min_ns, max_ns=row.max_ns, stddev_ns=row.stddev_ns)
+                out.update(value_total=_ms(row.total_ns), value_avg=_ms(row.mean_ns), value_min=_ms(row.min_ns),
+                           value_max=_ms(row.max_ns))
+            else:
+                out.update(is_counter=True, unit="MBps", value_avg=row.mbps[0], value_min=row.mbps[2],
+                           value_max=row.mbps[3], value_total=float(row.total_bytes) if row.total_bytes else None)
+            rows.append(out)
+        insert_profiler_rows(ctx, rows)
+        finish_text_source(ctx, len(lines), len(rows), "CNTK summary event")
+        ctx.source["dialect"] = "summary" + ("" if has_total is not False else " (no Total column)")
+        if stamp:
+            ctx.source["runtime"] = f"report time {stamp}"
+
+    # ------------------------------------------------------------------ detail
+    def _detail(self, ctx, lines, rank, suffix) -> None:
+        cols: dict[str, list] = {c: [] for c in ["r", "event_no"] + list(te.EVENT_COLUMNS)}
+        pid = str(rank) if rank is not None else (suffix or "0")
+        header_seen = False
+        for line_no, text in lines:
+            if not header_seen and text.startswith(g.DETAIL_HEADER):
+                header_seen = True
+                continue
+            if not text.strip():
+                continue
+            row = g.parse_detail_row(text)
+            if isinstance(row, str):
+                ctx.skip(line_no, row, text)
+                continue
+            vals = {c: None for c in te.EVENT_COLUMNS}
+            vals.update(ph="X", cat="cntk", name=row.name, pid=pid, tid=row.tid,
+                        ts=te.ns_to_us_text(row.begin_ns), dur=te.ns_to_us_text(row.end_ns - row.begin_ns))
+            cols["r"].append(len(cols["r"]))
+            cols["event_no"].append(line_no)
+            for c, v in vals.items():
+                cols[c].append(v)
+        tbl = pa.table({"r": pa.array(cols["r"], pa.int64()), "event_no": pa.array(cols["event_no"], pa.int64()),
+                        **{c: pa.array(cols[c], pa.string()) for c in te.EVENT_COLUMNS}})
+        with Workspace(ctx) as ws:
+            ws.con.execute("CREATE TABLE _raw (r BIGINT, event_no BIGINT, "
+                           + ", ".join(f"{c} {t}" for c, t in te.EVENT_COLUMNS.items()) + ")")
+            insert_arrow(ws.con, "_raw", tbl)
+            build_ev_from_raw(ws.con, "cntk")
+            stats = SpanEngine(ctx, ws, "cntk", check_precision=False).run()
+        parsed = stats.parsed
+        insert_trace_file(ctx, stats, container="csv", flavour="cntk", reader="csv", complete=True,
+                          rank=rank, events=parsed + ctx.skipped_count)
+        finish_text_source(ctx, len(lines), parsed, "CNTK detail event")
+        ctx.source["dialect"] = "detail"
+
+
+def _ms(ns) -> float | None:
+    return None if ns is None else ns / 1e6

@@ -1,0 +1,168 @@
+"""Trace-event JSON: PyTorch/Kineto (``*.pt.trace.json[.gz]``), MXNet ``profiler.dump()``,
+and any Chrome/Perfetto JSON trace.
+
+How a file goes in (docs/benchmarks.md, "Trace JSON", says what it costs):
+
+1. ``grammars.trace_event.scan_prefix`` finds where the event array starts (bare array or
+   the ``traceEvents`` member of an object; earlier members are metadata), and the
+   categories in the first MiBs choose the flavour (checked again on all events later).
+2. ``scan_tail`` finds in the last MiBs where the array ends, or that the file was cut off.
+   DuckDB's ``read_json`` then parses exactly the array (``]`` added when it was missing):
+   uncompressed files are cut in the kernel into a temp file, gzip files are decompressed
+   by a writer thread into a FIFO that DuckDB reads at the same time.  The same statement
+   converts the fields (exact integer ns, ids from args, role, problems) into ``_ev``.
+   Files DuckDB cannot read (a syntax error inside an event, duplicate keys, lone
+   surrogates, fractional timestamps beyond double precision) go through the exact Python
+   reader instead.
+3. ``trace_common.SpanEngine`` matches B/E and async pairs, computes nesting, self time,
+   flows and kernel -> launch -> operator attribution, and writes ``trace_events``,
+   ``trace_counters``, ``trace_flows``, ``gpu_kernels``, ``gpu_memops`` and
+   ``gpu_api_calls``; ``trace_files`` gets the file's metadata and counts.
+"""
+from __future__ import annotations
+
+import re
+
+from ..grammars import trace_event as te
+from ..inputs import InputError
+from .base import IngestContext
+from .trace_common import (ByteSource, NeedsExactReader, SpanEngine, Workspace, find_prefix, head_categories,
+                           insert_trace_file, load_events)
+
+_PH_RE = re.compile(rb'"ph"\s*:\s*"')
+_KINETO_KEY_RE = re.compile(rb'"(?:schemaVersion|deviceProperties|distributedInfo|baseTimeNanoseconds)"\s*:')
+
+
+class TraceJsonImporter:
+    format = "trace_json"
+
+    def sniff(self, head: bytes, name: str) -> int:
+        s = head[3:] if head.startswith(b"\xef\xbb\xbf") else head
+        s = s.lstrip()
+        if s.startswith(b"["):
+            return 95 if _PH_RE.search(s[:8192]) else 15
+        if s.startswith(b"{"):
+            if b'"traceEvents"' in head or _KINETO_KEY_RE.search(head):
+                return 95
+            if _PH_RE.search(s[:8192]):
+                return 60
+            return 15  # the JSON reader of last resort: says why the file is not a trace
+        if name.lower().endswith((".json", ".json.gz")) and s:
+            return 5  # named like JSON but is not: say so (rather than "not a verbose log")
+        return 0
+
+    def ingest(self, ctx: IngestContext) -> None:
+        source = ByteSource(ctx.file)
+        prefix = find_prefix(source)
+        guess = te.detect_flavour(prefix.keys, head_categories(source, prefix))
+        with Workspace(ctx) as ws:
+            load = load_events(ctx, ws, source, prefix, guess)
+            try:
+                stats, flavour = self._spans(ctx, ws, prefix, load, guess)
+            except NeedsExactReader:
+                # fractional timestamps too large for a double: read the text exactly instead
+                ctx.con.execute("DELETE FROM skipped_lines WHERE source_id = ?", [ctx.source_id])
+                ctx._skipped.clear()
+                ctx.skipped_count = 0
+                load = load_events(ctx, ws, source, prefix, guess, force_stream=True)
+                stats, flavour = self._spans(ctx, ws, prefix, load, guess)
+        if load.cut_event is not None:
+            event_no, reason, text = load.cut_event
+            ctx.skip(event_no, reason, text)
+        ctx.flush_skipped()
+        parsed = stats.parsed
+        total = parsed + ctx.skipped_count
+        if parsed == 0:
+            if total == 0:
+                raise InputError(f"{ctx.file.path}: the trace has no events"
+                                 + (f" ({load.damage})" if load.damage else ""))
+            raise InputError(f"{ctx.file.path}: none of the {total} trace events could be read "
+                             f"(first problem: {self._first_skip(ctx)})")
+        meta = dict(prefix.metadata)
+        meta.update(load.trailing_metadata)
+        keys = list(prefix.keys) + [k for k in load.trailing_keys if k not in prefix.keys]
+        if prefix.container == "array":
+            keys = []
+        complete = load.complete
+        dist = meta.get("distributedInfo") if isinstance(meta.get("distributedInfo"), dict) else {}
+        devprops = meta.get("deviceProperties")
+        insert_trace_file(
+            ctx, stats, container=prefix.container, flavour=flavour, reader=load.reader, complete=complete,
+            top_level_keys=keys, display_time_unit=_str(meta.get("displayTimeUnit")),
+            base_time_ns=te.metadata_int(meta.get("baseTimeNanoseconds")),
+            schema_version=_str(meta.get("schemaVersion")), trace_name=_str(meta.get("traceName")),
+            rank=te.metadata_int(dist.get("rank")), world_size=te.metadata_int(dist.get("world_size")),
+            device_properties=te.metadata_json(devprops) if devprops is not None else None,
+            metadata=te.metadata_json(meta) if meta else None, events=total,
+        )
+        ctx.source.update(
+            lines_total=total, lines_parsed=parsed, lines_non_verbose=0, lines_skipped=ctx.skipped_count,
+            dialect=flavour + ("" if complete else ", cut off"),
+            library_version=_library_version(flavour, meta),
+        )
+        self._warn(ctx, load, stats, complete)
+
+    # ------------------------------------------------------------------ helpers
+    @staticmethod
+    def _spans(ctx, ws, prefix, load, guess):
+        keys = list(prefix.keys) + list(load.trailing_keys)
+        engine = SpanEngine(ctx, ws, guess, check_precision=load.reader == "duckdb", keys=keys)
+        stats = engine.run()
+        return stats, engine.flavour
+
+    @staticmethod
+    def _first_skip(ctx) -> str:
+        if ctx._skipped:
+            return ctx._skipped[0][1]
+        row = ctx.con.execute("SELECT reason FROM skipped_lines WHERE source_id = ? ORDER BY line_no LIMIT 1",
+                              [ctx.source_id]).fetchall()
+        return row[0][0] if row else "?"
+
+    @staticmethod
+    def _warn(ctx, load, stats, complete) -> None:
+        path = ctx.file.path
+        if load.damage:
+            ctx.warnings.append(f"{path}: partial data: {load.damage}; the complete events before it were kept")
+        elif not complete:
+            ctx.warnings.append(f"{path}: partial data: the event array is not closed (file cut off); "
+                                "the complete events were kept")
+        if stats.unmatched_e:
+            ctx.warnings.append(f"{path}: {stats.unmatched_e} E event(s) without an open B (skipped)")
+        if stats.unclosed_b:
+            ctx.warnings.append(f"{path}: {stats.unclosed_b} B event(s) never closed (kept without duration)")
+        if stats.async_unmatched_e:
+            ctx.warnings.append(f"{path}: {stats.async_unmatched_e} async end event(s) without a begin (skipped)")
+        if stats.duplicates:
+            ctx.warnings.append(f"{path}: {stats.duplicates} duplicated event(s) skipped")
+        if stats.improper_nesting:
+            ctx.warnings.append(f"{path}: {stats.improper_nesting} operator(s) end after their parent")
+        other = ctx.skipped_count - stats.unmatched_e - stats.async_unmatched_e - stats.duplicates
+        if other > 0:
+            row = ctx.con.execute(
+                """SELECT line_no, reason FROM skipped_lines WHERE source_id = ?
+                   AND reason NOT LIKE 'unmatched%' AND reason NOT LIKE 'duplicate%' ORDER BY line_no LIMIT 1""",
+                [ctx.source_id]).fetchall()
+            first = f" (first: event {row[0][0]}, {row[0][1]})" if row else ""
+            ctx.warnings.append(f"{path}: {other} event(s) skipped{first}")
+
+
+def _str(v) -> str | None:
+    if v is None:
+        return None
+    return v if isinstance(v, str) else te.metadata_json(v)
+
+
+def _library_version(flavour: str, meta: dict) -> str | None:
+    if flavour == "kineto":
+        parts = []
+        if meta.get("schemaVersion") is not None:
+            parts.append(f"Kineto schema {_str(meta.get('schemaVersion'))}")
+        for key, label in (("cuda_runtime_version", "CUDA runtime"), ("cupti_version", "CUPTI"),
+                           ("roctracer_version", "roctracer")):
+            if meta.get(key) is not None:
+                parts.append(f"{label} {_str(meta.get(key))}")
+        return ", ".join(parts) or None
+    return None
+
+
+__all__ = ["TraceJsonImporter"]

@@ -1,0 +1,395 @@
+#!/usr/bin/env python3
+"""Benchmark ``loganalyze ingest`` on large Kineto-like traces against Holistic Trace Analysis
+and plain ``json.load``.
+
+    python scripts/bench_trace.py                       # ~100 MB and ~500 MB traces
+    python scripts/bench_trace.py --sizes 100 --report bench-data/trace_report.md
+
+For each size (MB) it generates, or reuses, a PyTorch-profiler-like trace under the work
+directory (default ``bench-data/``, gitignored): ``ProfilerStep#N`` annotations, nested
+``aten::`` operators with input shapes, ``cudaLaunchKernel``/``cudaMemcpyAsync`` calls with
+correlation ids, kernels and copies on a stream, ``ac2g`` flow pairs, and every event
+pretty-printed over several lines as the PyTorch exporter writes them.  Then it times, in
+this one run, each in its own process (wall time, and peak RSS of that process from
+``os.wait4``):
+
+(a) ``loganalyze ingest TRACE --db FRESH.duckdb``;
+(b) Holistic Trace Analysis ``TraceAnalysis(trace_dir=DIR)`` (the trace loaded and parsed
+    into its DataFrames), installed with pip into a separate venv the script creates
+    (``--hta-venv``, default ``bench-data/hta-venv``; it is not a project dependency);
+(c) ``json.load`` of the file in the project's python.
+
+It checks that the per-operator totals agree: for every ``cpu_op``/``user_annotation`` name,
+the count and the summed duration from ``loganalyze summary --by op --format json`` equal
+those computed from HTA's parsed DataFrame, and both equal the generator's own tally.
+It prints a Markdown report and, with ``--write-docs``, appends it to docs/benchmarks.md
+under a "Trace JSON" heading.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import subprocess
+import sys
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+GENERATOR_VERSION = 1
+TARGETS = {"vs_hta": 10.0, "vs_json_load": 3.0, "rss_vs_hta": 0.5}
+
+
+# =========================================================================== generator
+OPS = [  # name, input dims, child ops (name, kernels launched)
+    ("aten::linear", [[32, 1024], [1024, 1024], [1024]], [("aten::t", 0), ("aten::addmm", 1)]),
+    ("aten::relu", [[32, 1024]], [("aten::clamp_min", 1)]),
+    ("aten::conv2d", [[8, 64, 56, 56], [64, 64, 3, 3], [64]], [("aten::convolution", 0), ("aten::cudnn_convolution", 2)]),
+    ("aten::add_", [[32, 1024], [32, 1024], []], []),
+    ("aten::sum", [[32, 1024], []], []),
+    ("aten::copy_", [[32, 1024], [32, 1024], []], []),
+]
+KERNELS = ["void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl<at::native::AddFunctor<float> > >(int, float*)",
+           "ampere_sgemm_64x32_sliced1x4_tn", "void cudnn::cnn::implicit_convolve_sgemm<float, float, 128, 5, 5, 3, 3, 3, 1, false, true, true>(int, int, int, float const*)",
+           "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::func_wrapper_t<float> > >(float*)"]
+
+
+def _event(ph, cat, name, pid, tid, ts, dur=None, args=None, extra=None) -> str:
+    lines = ["  {", f'    "ph": "{ph}", "cat": "{cat}", "name": {json.dumps(name)}, "pid": {pid}, "tid": {tid},']
+    times = f'"ts": {ts}' + (f', "dur": {dur}' if dur is not None else "")
+    if extra:
+        times += ", " + ", ".join(f'"{k}": {json.dumps(v)}' for k, v in extra.items())
+    if args:
+        lines.append(f"    {times},")
+        lines.append('    "args": {')
+        lines.append(",\n".join(f"      {json.dumps(k)}: {json.dumps(v)}" for k, v in args.items()))
+        lines.append("    }")
+    else:
+        lines.append(f"    {times}")
+    lines.append("  }")
+    return "\n".join(lines)
+
+
+def generate(path: Path, target_mb: int, seed: int = 1) -> dict:
+    """Write a trace of about ``target_mb`` MB; returns the per-operator tally."""
+    rnd = random.Random(seed)
+    pid = tid = 3141
+    gpu_pid, stream = 0, 7
+    t = 1_694_039_968_955_744  # integer epoch microseconds, as Kineto wrote them before 2.2
+    gpu_t = t
+    ext = corr = 0
+    tally: dict = defaultdict(lambda: [0, 0])
+    target = target_mb * 1_000_000
+    tmp = path.with_suffix(".part")
+    with open(tmp, "w") as out:
+        out.write('{\n  "schemaVersion": 1,\n  "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 1},\n'
+                  '  "deviceProperties": [\n    {\n      "id": 0, "name": "Synthetic GPU", "totalGlobalMem": 42297524224,\n'
+                  '      "computeMajor": 8, "computeMinor": 0, "numSms": 108\n    }\n  ],\n  "traceEvents": [\n')
+        out.write(",\n".join([
+            _event("M", "", "process_name", pid, 0, t, args={"name": "python3"}).replace('"cat": "", ', ""),
+            _event("M", "", "thread_name", pid, tid, t, args={"name": f"thread {tid} (python3)"}).replace('"cat": "", ', ""),
+            _event("M", "", "process_name", gpu_pid, 0, t, args={"name": "python3"}).replace('"cat": "", ', ""),
+            _event("M", "", "thread_name", gpu_pid, stream, t, args={"name": f"stream {stream}"}).replace('"cat": "", ', ""),
+        ]))
+        step = 0
+        while out.tell() < target:
+            step += 1
+            chunk = []
+            step_start = t
+            t += 2
+            for _ in range(200):
+                name, dims, children = OPS[rnd.randrange(len(OPS))]
+                ext += 1
+                op_start = t
+                t += 1
+                body = []
+                for cname, nk in children:
+                    ext += 1
+                    c_start = t
+                    t += 1
+                    cbody = []
+                    for _k in range(nk):
+                        corr += 1
+                        d = rnd.randint(3, 8)
+                        cbody.append(_event("X", "cuda_runtime", "cudaLaunchKernel", pid, tid, t, d,
+                                            {"External id": ext, "cbid": 211, "correlation": corr}))
+                        cbody.append(_event("s", "ac2g", "ac2g", pid, tid, t, extra={"id": corr}))
+                        gpu_t = max(gpu_t, t + d)
+                        kd = rnd.randint(2, 60)
+                        kname = KERNELS[rnd.randrange(len(KERNELS))]
+                        cbody.append(_event("X", "kernel", kname, gpu_pid, stream, gpu_t, kd,
+                                            {"External id": ext, "queued": 0, "device": 0, "context": 1,
+                                             "stream": stream, "correlation": corr, "registers per thread": 64,
+                                             "shared memory": 0, "blocks per SM": 1.5, "warps per SM": 6,
+                                             "grid": [rnd.randint(1, 512), 1, 1], "block": [256, 1, 1],
+                                             "est. achieved occupancy %": 33}))
+                        cbody.append(_event("f", "ac2g", "ac2g", gpu_pid, stream, gpu_t, extra={"id": corr, "bp": "e"}))
+                        gpu_t += kd
+                        t += d + 1
+                    t += rnd.randint(1, 5)
+                    cdur = t - c_start
+                    body.append(_event("X", "cpu_op", cname, pid, tid, c_start, cdur, {"External id": ext}))
+                    body.extend(cbody)
+                    tally[cname][0] += 1
+                    tally[cname][1] += cdur
+                    t += 1
+                if name == "aten::copy_":
+                    corr += 1
+                    body.append(_event("X", "cuda_runtime", "cudaMemcpyAsync", pid, tid, t, 6,
+                                       {"External id": ext, "cbid": 41, "correlation": corr}))
+                    gpu_t = max(gpu_t, t + 6)
+                    body.append(_event("X", "gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", gpu_pid, stream, gpu_t,
+                                       9, {"External id": ext, "device": 0, "context": 1, "stream": stream,
+                                           "correlation": corr, "bytes": 131072, "memory bandwidth (GB/s)": 14.5}))
+                    gpu_t += 9
+                    t += 7
+                t += rnd.randint(1, 20)
+                dur = t - op_start
+                chunk.append(_event("X", "cpu_op", name, pid, tid, op_start, dur,
+                                    {"External id": ext, "Record function id": 0, "Input Dims": dims,
+                                     "Input type": ["float"] * len(dims), "Sequence number": ext, "Fwd thread id": 0}))
+                chunk.extend(body)
+                tally[name][0] += 1
+                tally[name][1] += dur
+                t += 2
+            t += 3
+            ext += 1
+            sdur = t - step_start
+            out.write(",\n" + _event("X", "user_annotation", f"ProfilerStep#{step}", pid, tid, step_start, sdur,
+                                     {"External id": ext}))
+            tally[f"ProfilerStep#{step}"][0] += 1
+            tally[f"ProfilerStep#{step}"][1] += sdur
+            out.write(",\n" + ",\n".join(chunk))
+            t += 10
+        out.write('\n  ],\n  "traceName": "bench.pt.trace.json",\n  "displayTimeUnit": "ms"\n}\n')
+    tmp.rename(path)
+    return {k: v for k, v in tally.items()}
+
+
+# =========================================================================== running
+class Result:
+    def __init__(self, seconds, maxrss_kb, rc, stdout, stderr, other_cpu):
+        self.seconds, self.maxrss_kb, self.rc = seconds, maxrss_kb, rc
+        self.stdout, self.stderr, self.other_cpu = stdout, stderr, other_cpu
+
+    @property
+    def rss_mb(self) -> float:
+        return self.maxrss_kb / 1024
+
+
+def _busy() -> float:
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return (v[0] + v[1] + v[2] + v[5] + v[6] + (v[7] if len(v) > 7 else 0)) / os.sysconf("SC_CLK_TCK")
+
+
+def run(cmd: list[str], env=None) -> Result:
+    """Run ``cmd``: wall time, peak RSS of that process (wait4), and CPU others used meanwhile."""
+    busy0 = _busy()
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    err: list[bytes] = []
+    th = threading.Thread(target=lambda: err.append(p.stderr.read()))
+    th.start()
+    out = p.stdout.read()
+    th.join()
+    _, status, usage = os.wait4(p.pid, 0)
+    seconds = time.perf_counter() - t0
+    self_cpu = usage.ru_utime + usage.ru_stime
+    other = max(0.0, _busy() - busy0 - self_cpu)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return Result(seconds, usage.ru_maxrss, p.returncode, out.decode(errors="replace"),
+                  (err[0] if err else b"").decode(errors="replace"), other)
+
+
+def wait_idle(max_wait: float) -> None:
+    """Wait until the machine has been mostly idle for a second (another benchmark may run)."""
+    deadline = time.time() + max_wait
+    while time.time() < deadline:
+        b0 = _busy()
+        time.sleep(1.0)
+        if _busy() - b0 < 0.3:
+            return
+
+
+HTA_SCRIPT = r"""
+import json, sys, time, warnings
+warnings.simplefilter("ignore")
+t0 = time.perf_counter()
+from hta.trace_analysis import TraceAnalysis
+t1 = time.perf_counter()
+a = TraceAnalysis(trace_dir=sys.argv[1])
+t2 = time.perf_counter()
+df = a.t.get_trace(0)
+st = a.t.symbol_table
+names = st.sym_table
+cats = {names[i]: i for i in range(len(names))}
+out = {}
+for cat in ("cpu_op", "user_annotation"):
+    if cat not in cats:
+        continue
+    sub = df[df["cat"] == cats[cat]]
+    g = sub.groupby("name")["dur"].agg(["count", "sum"])
+    for idx, row in g.iterrows():
+        out[names[int(idx)]] = [int(row["count"]), int(row["sum"])]
+print(json.dumps({"import_s": t1 - t0, "load_s": t2 - t1, "ops": out}))
+"""
+
+
+def ensure_hta(venv: Path, version: str | None) -> Path:
+    py = venv / "bin" / "python"
+    if py.exists():
+        ok = subprocess.run([str(py), "-c", "import hta"], capture_output=True)
+        if ok.returncode == 0:
+            return py
+    print(f"creating {venv} and installing HolisticTraceAnalysis (not a project dependency) ...", flush=True)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    spec = "HolisticTraceAnalysis" + (f"=={version}" if version else "")
+    subprocess.run([str(py), "-m", "pip", "install", "-q", spec], check=True)
+    return py
+
+
+def loganalyze_cmd() -> list[str]:
+    exe = Path(sys.executable).with_name("loganalyze")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "loganalyze.cli"]
+
+
+# =========================================================================== main
+def bench_size(args, size_mb: int, hta_py: Path | None) -> dict:
+    work = Path(args.workdir)
+    tdir = work / f"trace_{size_mb}mb"
+    tdir.mkdir(parents=True, exist_ok=True)
+    trace = tdir / "rank0.pt.trace.json"
+    tally_path = work / f"trace_{size_mb}mb.tally.json"
+    meta = json.loads(tally_path.read_text()) if tally_path.exists() else {}
+    if not trace.exists() or meta.get("generator") != GENERATOR_VERSION:
+        print(f"generating {trace} ...", flush=True)
+        t0 = time.perf_counter()
+        tally = generate(trace, size_mb, seed=args.seed)
+        meta = {"generator": GENERATOR_VERSION, "seed": args.seed, "tally": tally,
+                "seconds": time.perf_counter() - t0}
+        tally_path.write_text(json.dumps(meta))
+    size = trace.stat().st_size
+    row: dict = {"size_mb": size / 1e6, "file": str(trace.relative_to(REPO) if trace.is_relative_to(REPO) else trace)}
+    tally = meta["tally"]
+    # (a) loganalyze ingest, fresh database each time, best of N
+    best = None
+    for i in range(args.repeat):
+        db = work / f"bench_trace_{size_mb}.duckdb"
+        for p in (db, Path(str(db) + ".wal")):
+            if p.exists():
+                p.unlink()
+        wait_idle(args.wait_idle)
+        r = run(loganalyze_cmd() + ["ingest", "--quiet", "--db", str(db), str(trace)])
+        if r.rc != 0:
+            raise SystemExit(f"loganalyze ingest failed: {r.stderr}")
+        print(f"  loganalyze ingest {size_mb} MB: {r.seconds:.2f} s, {r.rss_mb:.0f} MiB (others used {r.other_cpu:.1f} s CPU)",
+              flush=True)
+        if best is None or r.seconds < best.seconds:
+            best = r
+    row["loganalyze_s"], row["loganalyze_rss_mb"], row["loganalyze_other_cpu"] = best.seconds, best.rss_mb, best.other_cpu
+    s = run(loganalyze_cmd() + ["summary", "--db", str(db), "--by", "op", "--format", "json"])
+    la_ops = {o["op"]: [o["count"], round(o["total_us"])] for o in json.loads(s.stdout)}
+    row["loganalyze_summary_s"] = s.seconds
+    row["loganalyze_matches_generator"] = la_ops == {k: list(v) for k, v in tally.items()}
+    # (b) json.load
+    wait_idle(args.wait_idle)
+    r = run([sys.executable, "-c", "import json, sys; json.load(open(sys.argv[1]))", str(trace)])
+    row["json_load_s"], row["json_load_rss_mb"] = r.seconds, r.rss_mb
+    print(f"  json.load {size_mb} MB: {r.seconds:.2f} s, {r.rss_mb:.0f} MiB", flush=True)
+    # (c) HTA
+    if hta_py is not None:
+        wait_idle(args.wait_idle)
+        r = run([str(hta_py), "-c", HTA_SCRIPT, str(tdir)])
+        if r.rc != 0:
+            row["hta_error"] = r.stderr.strip().splitlines()[-1] if r.stderr.strip() else f"exit {r.rc}"
+            print(f"  HTA failed: {row['hta_error']}", flush=True)
+        else:
+            res = json.loads(r.stdout.strip().splitlines()[-1])
+            row["hta_s"], row["hta_rss_mb"], row["hta_load_s"] = r.seconds, r.rss_mb, res["load_s"]
+            hta_ops = {k: list(v) for k, v in res["ops"].items()}
+            row["hta_matches_loganalyze"] = hta_ops == la_ops
+            if not row["hta_matches_loganalyze"]:
+                diff = [k for k in set(hta_ops) | set(la_ops) if hta_ops.get(k) != la_ops.get(k)]
+                row["hta_mismatches"] = sorted(diff)[:10]
+            print(f"  HTA {size_mb} MB: {r.seconds:.2f} s (load {res['load_s']:.2f} s), {r.rss_mb:.0f} MiB", flush=True)
+    return row
+
+
+def report(rows: list[dict], args, hta_version: str | None) -> str:
+    import duckdb
+
+    lines = ["## Trace JSON: Kineto-like traces of ~100 MB and ~500 MB", "",
+             f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, {os.cpu_count()} cores, "
+             f"Python {platform.python_version()}, DuckDB {duckdb.__version__}"
+             + (f", HolisticTraceAnalysis {hta_version}" if hta_version else "") + ".", "",
+             "```", f"python scripts/bench_trace.py --sizes {','.join(str(s) for s in args.sizes)}"
+             + (" --write-docs" if args.write_docs else ""), "```", "",
+             "Each tool runs in its own process; wall time and that process's peak RSS (`wait4`). "
+             f"loganalyze: best of {args.repeat} ingests into a fresh database (the whole `loganalyze ingest` "
+             "command: sha256, parse, B/E and flow matching, nesting, self time, kernel attribution, and the "
+             "rows written to the DuckDB file). HTA: `TraceAnalysis(trace_dir=...)` (import excluded from its "
+             "load time, included in its wall time). json.load: the whole file into Python objects.", "",
+             "| trace | loganalyze ingest | peak RSS | HTA load (wall) | HTA peak RSS | json.load | json.load RSS | vs HTA | vs json.load | RSS vs HTA | per-op totals equal |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        hta = r.get("hta_load_s")
+        vs_hta = f"{r['hta_s'] / r['loganalyze_s']:.1f}x" if hta else "-"
+        rss = f"{r['loganalyze_rss_mb'] / r['hta_rss_mb']:.2f}" if hta else "-"
+        eq = ("yes" if r.get("hta_matches_loganalyze") else "NO") if hta else "-"
+        eq += " (generator: " + ("yes" if r["loganalyze_matches_generator"] else "NO") + ")"
+        lines.append(
+            f"| {r['size_mb']:.0f} MB | {r['loganalyze_s']:.2f} s | {r['loganalyze_rss_mb']:.0f} MiB | "
+            + (f"{hta:.1f} s ({r['hta_s']:.1f} s) | {r['hta_rss_mb']:.0f} MiB | " if hta else "- | - | ")
+            + f"{r['json_load_s']:.2f} s | {r['json_load_rss_mb']:.0f} MiB | {vs_hta} | "
+            f"{r['json_load_s'] / r['loganalyze_s']:.1f}x | {rss} | {eq} |")
+    lines += ["", f"Targets (issue 4): >= {TARGETS['vs_hta']:.0f}x faster than HTA, >= {TARGETS['vs_json_load']:.0f}x "
+              f"faster than json.load, peak RSS <= {TARGETS['rss_vs_hta']} of HTA's. 'vs HTA' compares wall times.",
+              ""]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="100,500", help="trace sizes in MB, comma-separated")
+    ap.add_argument("--workdir", default=str(REPO / "bench-data"))
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--repeat", type=int, default=2, help="loganalyze ingests per size (best kept)")
+    ap.add_argument("--no-hta", action="store_true", help="skip HTA (no venv, no pip)")
+    ap.add_argument("--hta-venv", default=None, help="venv for HTA (default: WORKDIR/hta-venv)")
+    ap.add_argument("--hta-version", default=None, help="pin HolisticTraceAnalysis to this version")
+    ap.add_argument("--wait-idle", type=float, default=60, help="seconds to wait for an idle machine before each run")
+    ap.add_argument("--report", default=None, help="also write the Markdown report here")
+    ap.add_argument("--json", default=None, help="write the raw figures here")
+    ap.add_argument("--write-docs", action="store_true", help="append the report to docs/benchmarks.md")
+    args = ap.parse_args()
+    args.sizes = [int(s) for s in args.sizes.split(",")]
+    Path(args.workdir).mkdir(parents=True, exist_ok=True)
+    hta_py, hta_version = None, None
+    if not args.no_hta:
+        hta_py = ensure_hta(Path(args.hta_venv or Path(args.workdir) / "hta-venv"), args.hta_version)
+        hta_version = subprocess.run([str(hta_py), "-c", "import importlib.metadata as m; "
+                                      "print(m.version('HolisticTraceAnalysis'))"],
+                                     capture_output=True, text=True).stdout.strip() or None
+    rows = [bench_size(args, s, hta_py) for s in args.sizes]
+    text = report(rows, args, hta_version)
+    print(text)
+    if args.report:
+        Path(args.report).write_text(text)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+    if args.write_docs:
+        docs = REPO / "docs" / "benchmarks.md"
+        existing = docs.read_text() if docs.exists() else "# Benchmarks\n"
+        heading = "# Trace JSON" if "# Trace JSON" not in existing else ""
+        with open(docs, "a") as f:
+            f.write(("\n" + heading + "\n\n" if heading else "\n") + text)
+
+
+if __name__ == "__main__":
+    main()
