@@ -90,8 +90,9 @@ def ingest(
                     f"ingested {res.path} as source {res.source_id}: {s.get('format')} "
                     f"[{s.get('dialect') or '?'}] {s.get('library_version') or ''}".rstrip()
                 )
+                unit = "events" if s.get("format") == "trace_json" else "lines"
                 typer.echo(
-                    f"  lines {s['lines_total']}: {s['lines_parsed']} parsed, "
+                    f"  {unit} {s['lines_total']}: {s['lines_parsed']} parsed, "
                     f"{s['lines_non_verbose']} other, {s['lines_skipped']} skipped"
                 )
                 _print_kinds(store, res.source_id)
@@ -143,13 +144,14 @@ def _progress_factory():
 @app.command("summary")
 def summary_cmd(
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
-    by: str = typer.Option("kind", "--by", help="Group keys, comma-separated. oneDNN: kind, impl, prop, shape, engine, alg, dtype, mds, attrs, aux, source, run"),
+    by: str = typer.Option("kind", "--by", help="Group keys, comma-separated. oneDNN: kind, impl, prop, shape, engine, alg, dtype, mds, attrs, aux, source, run. GPU: kernel (with grid, block, device, stream), memcpy, api, nvtx (with domain), op (with shapes); source, run. Traces: op, category, thread, process, shape, dtype, step; framework tables (--family optable): op, section, tool, rank"),
     run: Optional[str] = typer.Option(None, "--run", help="Only files ingested with this run label"),
     top: Optional[int] = typer.Option(None, "--top", help="Only the N groups with the most time"),
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
     family: Optional[str] = typer.Option(None, "--family", help="Which data to summarise when --by keys are shared (onednn, ...)"),
     benchdnn: bool = typer.Option(False, "--benchdnn", help="Print a benchdnn reproducer for each of the top oneDNN primitives"),
     wide: bool = typer.Option(False, "--wide", help="Every column in table and markdown output (csv and json always have every column)"),
+    names: Optional[str] = typer.Option(None, "--names", help="GPU kernel/API names: raw (as the input stores them; default for kernels), demangled, short (no templates or parameters), mangled"),
 ):
     """Where the time went, grouped by --by keys and sorted by time.
 
@@ -175,7 +177,7 @@ def summary_cmd(
             top = top or 10
         else:
             fam = family_for(store.con, keys, family)
-        cols, rows = fam.summary(store.con, keys, run=run, top=top)
+        cols, rows = fam.summary(store.con, keys, run=run, top=top, **({'names': names} if names else {}))
     except QueryError as exc:
         _fail(str(exc))
     finally:
@@ -218,10 +220,14 @@ def sql(
     from .query.output import render
 
     _check_format(fmt)
+    if not query.strip():
+        _fail("empty query")
     store = _open(db, read_only=True)
     try:
+        # read-only means no files written or read either (COPY ... TO, read_csv, ATTACH)
+        store.con.execute("SET enable_external_access = false")
         cur = store.con.execute(query)
-        if cur.description is None:
+        if cur is None or cur.description is None:
             return
         cols = [d[0] for d in cur.description]
         rows = cur.fetchall()
@@ -285,6 +291,43 @@ def skipped(
     finally:
         store.close()
     typer.echo(render(names, rows, fmt))
+
+
+@app.command()
+def export(
+    chrome_trace: Optional[str] = typer.Option(None, "--chrome-trace", help="Write a trace-event JSON file (.gz: compressed; '-': stdout)"),
+    db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+    source: Optional[List[int]] = typer.Option(None, "--source", help="Only this source_id (repeatable)"),
+    run: Optional[str] = typer.Option(None, "--run", help="Only files ingested with this run label"),
+    no_onednn: bool = typer.Option(False, "--no-onednn", help="Leave oneDNN verbose logs out"),
+):
+    """Export a timeline of what the database holds, to open in Perfetto UI or chrome://tracing.
+
+    Trace files are written back event by event; oneDNN verbose logs with timestamps
+    (ONEDNN_VERBOSE_TIMESTAMP=1) become one complete event per timed exec/create line.
+
+    Example: loganalyze export --chrome-trace timeline.json.gz
+    """
+    from .export import export_chrome_trace, open_output
+
+    if not chrome_trace:
+        _fail("choose an export format: --chrome-trace FILE")
+    store = _open(db, read_only=True)
+    try:
+        try:
+            out = open_output(chrome_trace)
+        except OSError as exc:
+            _fail(f"{chrome_trace}: cannot write: {exc.strerror or exc}")
+        with out:
+            stats = export_chrome_trace(store.con, out, source_ids=source or None, run=run, onednn=not no_onednn)
+    finally:
+        store.close()
+    if not stats.sources:
+        _fail("nothing to export: no trace events or timestamped oneDNN verbose lines"
+              + (" for the chosen sources" if source or run else ""))
+    if chrome_trace != "-":
+        typer.echo(f"wrote {chrome_trace}: {stats.events} trace events and {stats.onednn_events} oneDNN events "
+                   f"from {len(stats.sources)} file(s)", err=True)
 
 
 def main() -> None:

@@ -17,7 +17,7 @@ from typing import Callable, Iterator
 import duckdb
 
 from . import __version__
-from .importers import IngestContext, choose_importer, fallback_importer
+from .importers import IngestContext, candidate_importers, fallback_importer
 from .inputs import InputError, InputFile, expand_paths, is_probably_binary
 from .store import Store
 
@@ -63,35 +63,27 @@ def ingest_file(store: Store, path: str, run_label: str | None = None, progress_
             raise InputError(f"{path}: gzip stream is cut off or corrupt")
         if not head:
             raise InputError(f"{path}: empty file")
-        importer = choose_importer(head, file.name)  # binary formats (SQLite) are claimed here
-        if importer is None:
+        # binary formats (SQLite) are claimed by their importers before the binary check
+        candidates = candidate_importers(head, file.name)
+        if not candidates:
             if is_probably_binary(head):
                 raise InputError(f"{path}: binary file, not a text log")
-            importer = fallback_importer()
+        if not is_probably_binary(head) and not any(c.format == fallback_importer().format for c in candidates):
+            candidates.append(fallback_importer())
         if store.has_size(file.size):  # cheap pre-check before hashing twice
             dup = store.source_by_sha(file.compute_sha256())
             if dup:
                 return IngestResult(path, "duplicate", f"{path}: already ingested as source {dup[0]} ({dup[1]})",
                                     source_id=dup[0])
-        sid = store.next_source_id()
-        ctx = IngestContext(con=store.con, source_id=sid, file=file,
-                            progress=progress_factory(file) if progress_factory else None)
-        with store.transaction():
-            importer.ingest(ctx)
-            dup = store.source_by_sha(file.sha256)
-            if dup:
-                raise _Duplicate(dup)
-            row = dict.fromkeys(SOURCE_COLUMNS)
-            row.update(ctx.source)
-            row.update(
-                source_id=sid, path=os.path.abspath(path), name=file.name, size_bytes=file.size,
-                sha256=file.sha256, compression=file.compression, format=importer.format,
-                run_label=run_label, warnings=ctx.warnings, loganalyze_version=__version__,
-            )
-            store.con.execute(
-                f"INSERT INTO sources ({', '.join(SOURCE_COLUMNS)}) VALUES ({', '.join('?' * len(SOURCE_COLUMNS))})",
-                [row[c] for c in SOURCE_COLUMNS],
-            )
+        first_error: InputError | None = None
+        for importer in candidates:  # most likely first; the next one when it finds nothing it reads
+            try:
+                sid, row, ctx = _ingest_with(store, file, path, importer, run_label, progress_factory)
+                break
+            except InputError as exc:
+                first_error = first_error or exc
+        else:
+            raise first_error or InputError(f"{path}: no reader for this file")
         return IngestResult(path, "ingested", source_id=sid, format=importer.format,
                             warnings=ctx.warnings, source=row)
     except _Duplicate as d:
@@ -109,6 +101,30 @@ def ingest_file(store: Store, path: str, run_label: str | None = None, progress_
     except Exception as exc:  # a bug: still one line, and the file was rolled back
         msg = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
         return IngestResult(path, "error", f"{path}: internal error ({msg}); nothing was ingested from it")
+
+
+def _ingest_with(store, file, path, importer, run_label, progress_factory):
+    """One importer, one transaction: the sources row is written last."""
+    sid = store.next_source_id()
+    ctx = IngestContext(con=store.con, source_id=sid, file=file,
+                        progress=progress_factory(file) if progress_factory else None)
+    with store.transaction():
+        importer.ingest(ctx)
+        dup = store.source_by_sha(file.sha256)
+        if dup:
+            raise _Duplicate(dup)
+        row = dict.fromkeys(SOURCE_COLUMNS)
+        row.update(ctx.source)
+        row.update(
+            source_id=sid, path=os.path.abspath(path), name=file.name, size_bytes=file.size,
+            sha256=file.sha256, compression=file.compression, format=importer.format,
+            run_label=run_label, warnings=ctx.warnings, loganalyze_version=__version__,
+        )
+        store.con.execute(
+            f"INSERT INTO sources ({', '.join(SOURCE_COLUMNS)}) VALUES ({', '.join('?' * len(SOURCE_COLUMNS))})",
+            [row[c] for c in SOURCE_COLUMNS],
+        )
+    return sid, row, ctx
 
 
 class _Duplicate(Exception):

@@ -6,10 +6,11 @@ Each family module exposes ``FAMILY`` (a name), ``KEYS`` (the ``--by`` keys it a
 """
 from __future__ import annotations
 
-from . import onednn_summary
+from . import gpu_summary, onednn_summary, trace_summary
 
 #: every summary family, in the order used to break ties
-FAMILIES = [onednn_summary]
+#: (trace before gpu: trace files also fill gpu_kernels, and their --by op is per operator)
+FAMILIES = [onednn_summary, trace_summary, gpu_summary, trace_summary.TABLES]
 
 
 class QueryError(Exception):
