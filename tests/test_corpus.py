@@ -4,6 +4,7 @@ and, per file, when a file's bytes are not the ones the expected answers were co
 The corpus files are read in place, never copied."""
 from __future__ import annotations
 
+import os
 import hashlib
 import json
 
@@ -105,7 +106,7 @@ def test_sources_line_counts(ingested):
     path, expected, db = ingested
     (src,) = invoke_cli("sources", "--db", db, "--format", "json").json()
     n_skipped = len(expected["skipped_lines"])
-    assert src["path"] == str(path.resolve())
+    assert os.path.realpath(src["path"]) == os.path.realpath(path)
     assert src["format"] == "onednn_verbose"
     assert src["lines_total"] == expected["lines_total"]
     assert src["lines_non_verbose"] == expected["non_verbose_lines"]
