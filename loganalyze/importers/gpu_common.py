@@ -27,6 +27,7 @@ import pyarrow as pa
 
 from ..inputs import InputError
 from .base import IngestContext
+from .text import text_lines  # noqa: F401 - re-exported for the text importers
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 ARROW_TYPES = {"INTEGER": pa.int64(), "TEXT": pa.string(), "REAL": pa.float64()}
@@ -481,34 +482,6 @@ def set_counts(ctx: IngestContext, total: int, parsed: int, non_data: int, skipp
 
 
 # =========================================================================== text inputs
-def text_lines(ctx: IngestContext) -> Iterator[tuple[int, str]]:
-    """(line number, line without its end) for every line of a text input; sets
-    ``ctx.source`` crlf/newline facts.  Bytes that are not UTF-8 are replaced."""
-    carry = b""
-    n = 0
-    crlf = 0
-    done = 0
-    for chunk in ctx.file.chunks():
-        done += len(chunk)
-        data = carry + chunk
-        lines = data.split(b"\n")
-        carry = lines.pop()
-        for raw in lines:
-            n += 1
-            if raw.endswith(b"\r"):
-                crlf += 1
-                raw = raw[:-1]
-            yield n, raw.decode("utf-8", "replace")
-        if ctx.progress:
-            ctx.progress(done)
-    ends = not carry
-    if carry:
-        n += 1
-        yield n, carry.rstrip(b"\r").decode("utf-8", "replace")
-    ctx.source["crlf_lines"] = crlf
-    ctx.source["ends_with_newline"] = ends
-
-
 def first_lines(head: bytes, limit: int = 200) -> list[str]:
     """Up to ``limit`` decoded lines of a sniffed head (the last, maybe cut, line dropped
     when the head is longer than it)."""

@@ -34,6 +34,7 @@ import pyarrow as pa
 from ..grammars import trace_event as te
 from ..inputs import InputError
 from .base import IngestContext
+from .text import text_lines
 
 READ_BLOCK = 4 << 20
 #: bytes held back at the end of the stream to find where the event array ends
@@ -1257,24 +1258,13 @@ def _js(v) -> str:
 
 # =========================================================================== text tables
 def read_text_lines(ctx: IngestContext) -> list[tuple[int, str]]:
-    """Every line of a (small) text file as (1-based number, text without line ending).
-    Lines that are not valid UTF-8 are decoded with replacement characters."""
+    """Every line of a (small) text file as (1-based number, text without line ending),
+    through the shared reader; a damaged gzip keeps the lines before the damage (warned)."""
     source = ByteSource(ctx.file)
-    data = b"".join(source.chunks(ctx.progress))
+    lines = list(text_lines(ctx, source.chunks(ctx.progress)))
     if source.damage:
         ctx.warnings.append(f"{ctx.file.path}: {source.damage}; the lines before it were read")
-    text = data.decode("utf-8", "replace")
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-        ctx.source["ends_with_newline"] = True
-    else:
-        ctx.source["ends_with_newline"] = not lines
-    crlf = sum(1 for ln in lines if ln.endswith("\r"))
-    ctx.source["crlf_lines"] = crlf
-    return [(i + 1, ln[:-1] if ln.endswith("\r") else ln) for i, ln in enumerate(lines)]
+    return lines
 
 
 PROFILER_TABLE_COLUMNS = [
