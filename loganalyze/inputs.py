@@ -14,7 +14,6 @@ import queue
 import threading
 import zlib
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Iterator
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -217,10 +216,3 @@ def is_probably_binary(head: bytes) -> bool:
     text_chars = bytes(range(32, 127)) + b"\n\r\t\f\b"
     nontext = sum(1 for b in sample if b not in text_chars and b < 128)
     return nontext / len(sample) > 0.10
-
-
-def display_path(path: str) -> str:
-    try:
-        return str(Path(path))
-    except Exception:  # pragma: no cover
-        return path

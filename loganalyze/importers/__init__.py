@@ -15,17 +15,6 @@ IMPORTERS += [TraceJsonImporter, MXNetTableImporter, TorchTableImporter, CntkImp
 IMPORTERS += gpu_importers()
 
 
-def choose_importer(head: bytes, name: str) -> Importer | None:
-    """The importer most sure of reading a file that starts with ``head``."""
-    best, best_score = None, 0
-    for cls in IMPORTERS:
-        imp = cls()
-        score = imp.sniff(head, name)
-        if score > best_score:
-            best, best_score = imp, score
-    return best
-
-
 def candidate_importers(head: bytes, name: str) -> list[Importer]:
     """Every importer that claims the file, most sure first."""
     scored = []
@@ -43,4 +32,4 @@ def fallback_importer() -> Importer:
     return OneDNNVerboseImporter()
 
 
-__all__ = ["IngestContext", "Importer", "IMPORTERS", "candidate_importers", "choose_importer", "fallback_importer"]
+__all__ = ["IngestContext", "Importer", "IMPORTERS", "candidate_importers", "fallback_importer"]
