@@ -19,6 +19,8 @@ from typing import Iterator
 GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 16 << 20
 SNIFF_BYTES = 64 << 10
+#: our own database files are never inputs when a directory is expanded
+DATABASE_SUFFIXES = (".duckdb", ".duckdb.wal")
 
 
 class InputError(Exception):
@@ -49,7 +51,8 @@ def expand_paths(args: list[str]) -> list[Candidate]:
             found = []
             for root, dirs, files in os.walk(arg):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                found.extend(os.path.join(root, f) for f in sorted(files) if not f.startswith("."))
+                found.extend(os.path.join(root, f) for f in sorted(files)
+                             if not f.startswith(".") and not f.endswith(DATABASE_SUFFIXES))
             if not found:
                 out.append(Candidate(arg, f"{arg}: directory holds no files"))
             for f in found:

@@ -549,3 +549,26 @@ def test_only_verbose_line_is_the_unterminated_last_line(tmp_path, tmp_db, inges
     (res,) = ingest_files([p])
     assert res.status == "ingested", res.message
     assert query("SELECT line_no, time_ms FROM onednn_events") == [(2, 0.5)]
+
+
+@pytest.mark.parametrize("bad_time", ["nan", "inf", "-inf", "NaN"])
+def test_non_finite_time_is_malformed(tmp_path, tmp_db, ingest_files, query, consistent, bad_time):
+    lines = [REORDER + ",0.5", REORDER + "," + bad_time, REORDER + ",0.25"]
+    res = ingest_files([write(tmp_path, "nan.log", lines)])
+    assert [r.status for r in res] == ["ingested"]
+    skipped = query("SELECT line_no, reason FROM skipped_lines")
+    assert [s[0] for s in skipped] == [2] and "not a number" in skipped[0][1]
+    k = by_kind(tmp_db)
+    assert k["reorder"]["exec_count"] == 2 and k["reorder"]["exec_ms"] == pytest.approx(0.75, rel=1e-12)
+    consistent(tmp_db)
+
+
+def test_directory_expansion_leaves_database_files_out(tmp_path, ingest_files):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    write(logs, "run.log", [REORDER + ",0.5"])
+    db = logs / "loganalyze.duckdb"
+    first = ingest_files([logs], db=str(db))  # the database is created inside the folder
+    again = ingest_files([logs], db=str(db))
+    assert [r.status for r in first] == ["ingested"]
+    assert [r.status for r in again] == ["duplicate"]

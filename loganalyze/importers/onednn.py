@@ -62,8 +62,8 @@ FROM p
 
 INSERT_SQL = f"""
 INSERT INTO onednn_events
-SELECT $sid, line_no, hash(key), try_cast(ts AS DOUBLE), try_cast(tail AS DOUBLE)
-FROM ({CUT_SQL})
+SELECT $sid, line_no, hash(key), try_cast(ts AS DOUBLE), time_ms
+FROM (SELECT *, try_cast(tail AS DOUBLE) AS t, CASE WHEN isfinite(t) THEN t END AS time_ms FROM ({CUT_SQL}))
 """
 
 SHAPE_COLUMNS = [
