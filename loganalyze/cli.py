@@ -5,7 +5,6 @@ Exit codes: 0 success; 1 some inputs failed while others were ingested; 2 bad in
 """
 from __future__ import annotations
 
-import os
 import sys
 from typing import List, Optional
 

@@ -12,9 +12,9 @@ import csv
 import pyarrow as pa
 
 from ..grammars import ncu as g
-from ..inputs import InputError
 from .base import IngestContext
-from .gpu_common import RowBuffer, first_lines, name_forms, no_data_error, set_counts, text_lines
+from .gpu_common import RowBuffer, first_lines, name_forms, no_data_error, set_counts
+from .text import feed_lines
 
 I64, I32, STR, F64 = pa.int64(), pa.int32(), pa.string(), pa.float64()
 METRIC_TYPES = {"row_no": I64, "tool": STR, "kernel": STR, "launch_id": I64, "device": STR, "context": I64,
@@ -61,15 +61,9 @@ class _Ncu:
 
     def run(self) -> None:
         ctx = self.ctx
-        total = 0
-        for n, line in text_lines(ctx):
-            total = n
-            self.line(n, line)
-        self.metrics.flush()
+        total = feed_lines(ctx, self.line, (self.metrics,))
         self._kernels()
         ctx.flush_skipped()
-        if total == 0:
-            raise InputError(f"{ctx.file.path}: empty file")
         if self.parsed == 0:
             raise no_data_error(ctx, "Nsight Compute rows", "no header starting \"ID\",\"Process ID\",...")
         set_counts(ctx, total, self.parsed, self.other)

@@ -16,9 +16,9 @@ import pyarrow as pa
 
 from ..grammars import nsys as gn
 from ..grammars import nsys_stats as g
-from ..inputs import InputError
 from .base import IngestContext
-from .gpu_common import RowBuffer, base_api_name, first_lines, name_forms, no_data_error, set_counts, text_lines
+from .gpu_common import RowBuffer, base_api_name, first_lines, name_forms, no_data_error, set_counts
+from .text import feed_lines
 
 I64, I32, STR, F64 = pa.int64(), pa.int32(), pa.string(), pa.float64()
 REPORT_TYPES = {"row_no": I64, "report": STR, "category": STR, "name": STR, "kind": STR, "style": STR,
@@ -105,15 +105,7 @@ class _Stats:
 
     def run(self) -> None:
         ctx = self.ctx
-        total = 0
-        for n, line in text_lines(ctx):
-            total = n
-            self.line(n, line)
-        for b in (self.reports, self.kernels, self.memops, self.apis, self.nvtx):
-            b.flush()
-        ctx.flush_skipped()
-        if total == 0:
-            raise InputError(f"{ctx.file.path}: empty file")
+        total = feed_lines(ctx, self.line, (self.reports, self.kernels, self.memops, self.apis, self.nvtx))
         if self.parsed == 0:
             raise no_data_error(ctx, "nsys stats report rows", "no report header such as Time (%),Total Time (ns),...,Name")
         set_counts(ctx, total, self.parsed, self.other)

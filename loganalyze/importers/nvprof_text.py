@@ -15,10 +15,9 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from ..grammars import nvprof as g
-from ..inputs import InputError
 from .base import IngestContext
-from .gpu_common import (RowBuffer, base_api_name, first_lines, name_forms, no_data_error, put_meta, set_counts,
-                         text_lines)
+from .gpu_common import RowBuffer, base_api_name, first_lines, name_forms, no_data_error, put_meta, set_counts
+from .text import feed_lines
 
 I64, I32, STR, F64 = pa.int64(), pa.int32(), pa.string(), pa.float64()
 KERNEL_TYPES = {"row_no": I64, "name": STR, "demangled": STR, "short_name": STR, "mangled": STR, "start_ns": I64,
@@ -95,15 +94,7 @@ class _NvprofText:
     # ------------------------------------------------------------------ driver
     def run(self) -> None:
         ctx = self.ctx
-        total = 0
-        for line_no, line in text_lines(ctx):
-            total = line_no
-            self.line(line_no, line)
-        for buf in (self.kernels, self.memops, self.apis, self.reports, self.metrics):
-            buf.flush()
-        ctx.flush_skipped()
-        if total == 0:
-            raise InputError(f"{ctx.file.path}: empty file")
+        total = feed_lines(ctx, self.line, (self.kernels, self.memops, self.apis, self.reports, self.metrics))
         if self.parsed == 0:
             raise no_data_error(ctx, "nvprof data", "no table header such as \"Start\",\"Duration\",... or Type  Time(%) ... Name")
         set_counts(ctx, total, self.parsed, self.other)

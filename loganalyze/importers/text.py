@@ -6,8 +6,9 @@ CNTK tables) are read line by line in Python, all through this one reader.
 """
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
+from ..inputs import InputError
 from .base import IngestContext
 
 
@@ -42,3 +43,19 @@ def text_lines(ctx: IngestContext, chunks: Iterable[bytes] | None = None) -> Ite
         yield n, (text[1:] if n == 1 and text.startswith("\ufeff") else text)
     ctx.source["crlf_lines"] = crlf
     ctx.source["ends_with_newline"] = ends
+
+
+def feed_lines(ctx: IngestContext, handle: Callable[[int, str], None], buffers: Iterable = ()) -> int:
+    """Every line to ``handle(line_no, text)``; then flush ``buffers`` (objects with
+    ``flush()``) and the skipped lines.  Returns the number of lines; an empty file is an
+    InputError."""
+    total = 0
+    for n, line in text_lines(ctx):
+        total = n
+        handle(n, line)
+    for buf in buffers:
+        buf.flush()
+    ctx.flush_skipped()
+    if total == 0:
+        raise InputError(f"{ctx.file.path}: empty file")
+    return total
