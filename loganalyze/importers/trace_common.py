@@ -747,15 +747,7 @@ class SpanEngine:
                     st = stacks[key] = []
                 st.append((name, r, ts))
                 continue
-            k = -1
-            if st:
-                if name is None:
-                    k = len(st) - 1
-                else:
-                    for j in range(len(st) - 1, -1, -1):
-                        if st[j][0] == name:
-                            k = j
-                            break
+            k = _innermost(st, name)
             if k < 0:
                 self.stats.unmatched_e += 1
                 skip[r] = True
@@ -792,15 +784,7 @@ class SpanEngine:
                     st = stacks[key] = []
                 st.append((name, r, ts))
                 continue
-            k = -1
-            if st:
-                if name is None:
-                    k = len(st) - 1
-                else:
-                    for j in range(len(st) - 1, -1, -1):
-                        if st[j][0] == name:
-                            k = j
-                            break
+            k = _innermost(st, name)
             if k < 0:
                 self.stats.async_unmatched_e += 1
                 skip[r] = True
@@ -1231,6 +1215,19 @@ def insert_trace_file(ctx: IngestContext, stats: SpanStats, **fields) -> None:
         )
     finally:
         ctx.con.unregister("_tf")
+
+
+def _innermost(stack, name) -> int:
+    """Index of the innermost open begin named ``name`` in ``stack`` (of any name when
+    ``name`` is None), or -1: an end closes the innermost open begin of its name."""
+    if not stack:
+        return -1
+    if name is None:
+        return len(stack) - 1
+    for j in range(len(stack) - 1, -1, -1):
+        if stack[j][0] == name:
+            return j
+    return -1
 
 
 def _event_text(ph, name, cat, ts, dur, pid, tid) -> str:
