@@ -14,8 +14,9 @@ from loganalyze.grammars import ncu as gncu
 from loganalyze.grammars import nsys_stats as gstats
 from loganalyze.grammars.cupti_cbid import api_name
 from loganalyze.grammars.pyprof import parse_dict_line, parse_nvtx_name
-from loganalyze.importers.gpu_common import base_api_name, demangle, name_forms, short_name
-from loganalyze.query.gpu_ops import op_cost
+from loganalyze.grammars.cuda_api import base_api_name
+from loganalyze.names import demangle, name_forms, short_name
+from loganalyze.op_costs import op_cost
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "gpu"
 GEMM = "void gemm_kernel<float, 128>(float const*, float const*, float*, int, int, int)"

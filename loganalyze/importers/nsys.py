@@ -1,6 +1,6 @@
 """Nsight Systems SQLite exports (``nsys export --type sqlite``, 2021-2025 releases).
 
-Each table is streamed out of SQLite as Arrow batches (:class:`gpu_common.SqliteFile`) and
+Each table is streamed out of SQLite as Arrow batches (:class:`sqlite_input.SqliteFile`) and
 transformed by one DuckDB INSERT (names joined from ``StringIds``, pid/tid unpacked from
 ``globalPid``/``globalTid``).  The schema mapping is :mod:`loganalyze.grammars.nsys`.
 
@@ -15,58 +15,35 @@ from __future__ import annotations
 import pyarrow as pa
 
 from ..grammars import nsys as g
+from ..grammars.cuda_api import base_api_name_sql
 from ..inputs import InputError
+from ..names import name_forms
 from .base import IngestContext
-from .gpu_common import SqliteFile, insert_stream, is_sqlite, name_forms, nvtx_op_table, put_meta, set_counts
+from .gpu_common import insert_stream, put_meta, set_counts
+from .nvtx_ranges import insert_nvtx_ranges
+from .sqlite_input import NSYS, SqliteFile, head_flavour, profile_database
 
 #: CUPTI memory kinds (CUpti_ActivityMemoryKind)
 MEMORY_KINDS = {0: "Unknown", 1: "Pageable", 2: "Pinned", 3: "Device", 4: "Array", 5: "Managed",
                 6: "Device Static", 7: "Managed Static"}
 
 
-def sqlite_flavour(db: SqliteFile) -> str | None:
-    tables = set(db.tables)
-    cupti = any(t.startswith("CUPTI_ACTIVITY_KIND_") for t in tables)
-    if g.STRING_TABLE in tables and (cupti or tables & set(g.MARKER_TABLES) - {g.STRING_TABLE}):
-        return "nsys"
-    if "StringTable" in tables and cupti:
-        return "nvprof"
-    return None
-
-
 class NsysSqliteImporter:
+    """Nsight Systems SQLite exports.  An SQLite file whose first bytes do not show its
+    tables is claimed here first; when its tables show an nvprof database, this importer
+    declines it and :class:`~loganalyze.importers.nvprof_sqlite.NvprofSqliteImporter`,
+    the next candidate, reads it."""
+
     format = "nsys_sqlite"
 
     def sniff(self, head: bytes, name: str) -> int:
-        if not is_sqlite(head):
-            return 0
-        if any(m.encode() in head for m in ("StringIds", "NVTX_EVENTS", "TARGET_INFO_", "EXPORT_META_DATA",
-                                             "META_DATA_EXPORT")):
-            return 95
-        if b"StringTable" in head and b"CUPTI_ACTIVITY_KIND" in head:
-            return 0  # nvprof's database
-        return 60  # some SQLite file: the tables will tell
+        """95 for an export, 60 for an SQLite file whose tables will tell, else 0."""
+        return {NSYS: 95, "sqlite": 60}.get(head_flavour(head), 0)
 
     def ingest(self, ctx: IngestContext) -> None:
-        db = SqliteFile(ctx)
-        try:
-            flavour = sqlite_flavour(db)
-            if flavour == "nvprof":
-                from .nvprof_sqlite import NvprofSqliteImporter
-
-                self.format = NvprofSqliteImporter.format
-                NvprofSqliteImporter().ingest_db(ctx, db)
-                return
-            if flavour != "nsys":
-                shown = ", ".join(sorted(db.tables)[:8]) or "no tables"
-                raise InputError(
-                    f"{ctx.file.path}: SQLite database, but not an Nsight Systems export (no StringIds "
-                    f"and CUPTI_ACTIVITY_KIND_*/NVTX_EVENTS tables) nor an nvprof database (no StringTable); "
-                    f"it has: {shown}"
-                )
+        """Read the export; an InputError when it is none (an nvprof database included)."""
+        with profile_database(ctx, NSYS) as db:
             _NsysIngest(ctx, db).run()
-        finally:
-            db.close()
 
 
 class _NsysIngest:
@@ -142,8 +119,8 @@ class _NsysIngest:
         cols = [g.C("id"), g.C("value", type="TEXT")]
         sql, names = g.select_sql(g.STRING_TABLE, cols, self.db.columns(g.STRING_TABLE))
         with self.db.reader(sql, names, g.select_types(cols)) as rdr:
-            insert_stream(self.con, rdr, "INSERT INTO _strings SELECT id, value, "
-                                         "regexp_replace(value, '_v[0-9]+$', '') FROM _batch WHERE _d = 0")
+            insert_stream(self.con, rdr, f"INSERT INTO _strings SELECT id, value, {base_api_name_sql('value')} "
+                                         "FROM _batch WHERE _d = 0")
 
     def _read(self, table: str, cols, sql_template: str, where: str | None = None, params: dict | None = None):
         sql, names = g.select_sql(table, cols, self.db.columns(table), where=where)
@@ -281,7 +258,7 @@ class _NsysIngest:
                        CASE coalesce(b.event_class, {0 if default_api == 'runtime' else 1})
                             WHEN 0 THEN 'runtime' ELSE 'driver' END AS api,
                        coalesce(s.value, b.name_text) AS name,
-                       coalesce(s.base, regexp_replace(b.name_text, '_v[0-9]+$', '')) AS base_name,
+                       coalesce(s.base, {base_api_name_sql('b.name_text')}) AS base_name,
                        b.start_ns, b.end_ns, b.end_ns - b.start_ns AS duration_ns, b.correlation_id,
                        {g.pid_of('b.global_tid')} AS pid, {g.tid_of('b.global_tid')} AS tid,
                        b.global_tid, b.event_class, b.return_value, '{table}' AS origin
@@ -348,26 +325,10 @@ class _NsysIngest:
         counts = dict(con.execute("SELECT coalesce(kind, '?'), count(*) FROM _nvtx GROUP BY 1").fetchall())
         self.parsed += sum(counts.get(k, 0) for k in ("push_pop", "start_end", "mark", "thread_name", "domain_create"))
         self.other += sum(counts.get(k, 0) for k in ("category", "domain_destroy"))
-        self._insert_ranges(dict(domains))
+        insert_nvtx_ranges(con, dict(domains))
         con.execute("DROP TABLE IF EXISTS _nvtx")
         put_meta(self.ctx, {f"nvtx_events.{k}": v for k, v in counts.items()})
         return n_rows
-
-    def _insert_ranges(self, domains: dict) -> None:
-        con = self.con
-        texts = [r[0] for r in con.execute(
-            "SELECT DISTINCT text FROM _nvtx WHERE kind IN ('push_pop', 'start_end') AND text IS NOT NULL"
-        ).fetchall()]
-        ops = nvtx_op_table(texts)
-        dom = pa.table({"domain_id": pa.array([int(k) for k in domains if k is not None], pa.int64()),
-                        "domain": pa.array([v for k, v in domains.items() if k is not None], pa.string())})
-        con.register("_ops", ops)
-        con.register("_domains", dom)
-        try:
-            con.execute(NVTX_INSERT_SQL)
-        finally:
-            con.unregister("_ops")
-            con.unregister("_domains")
 
     # ------------------------------------------------------------------ threads and devices
     def threads(self) -> None:
@@ -414,40 +375,3 @@ class _NsysIngest:
             self.con.execute("INSERT INTO gpu_devices BY NAME SELECT * FROM _dev")
         finally:
             self.con.unregister("_dev")
-
-
-#: ranges and marks from the staging table ``_nvtx``: push/pop depth by a running count of
-#: starts and ends per thread (an end at time t closes before a start at t opens), the
-#: parent by an ASOF join one level up, the op fields from the parsed names.
-NVTX_INSERT_SQL = """
-INSERT INTO nvtx_ranges BY NAME
-WITH r AS (
-    SELECT * FROM _nvtx WHERE kind IN ('push_pop', 'start_end', 'mark')
-), ev AS (
-    SELECT row_no, global_tid, start_ns AS t, 1 AS d, 1 AS ord, end_ns AS other FROM r WHERE kind = 'push_pop'
-    UNION ALL
-    SELECT row_no, global_tid, end_ns AS t, -1 AS d, CASE WHEN end_ns = start_ns THEN 2 ELSE 0 END AS ord,
-           start_ns AS other
-    FROM r WHERE kind = 'push_pop' AND end_ns IS NOT NULL
-), lv AS (
-    SELECT row_no, d, sum(d) OVER (PARTITION BY global_tid ORDER BY t, ord, other DESC, row_no
-                                   ROWS UNBOUNDED PRECEDING) AS level
-    FROM ev
-), depths AS (
-    SELECT r.*, lv.level - 1 AS lvl FROM r LEFT JOIN lv ON lv.row_no = r.row_no AND lv.d = 1
-), pp AS (
-    SELECT row_no, global_tid, start_ns, lvl FROM depths WHERE kind = 'push_pop'
-), parents AS (
-    SELECT c.row_no, p.row_no AS parent_row
-    FROM pp c ASOF JOIN pp p
-      ON p.global_tid = c.global_tid AND p.lvl = c.lvl - 1 AND c.start_ns >= p.start_ns
-    WHERE c.lvl > 0
-)
-SELECT d.source_id, d.row_no, d.text, dm.domain, d.kind AS event_type, d.start_ns, d.end_ns,
-       d.duration_ns, d.pid, d.tid, d.global_tid, CASE WHEN d.kind = 'push_pop' THEN d.lvl END AS depth,
-       d.domain_id, d.category, pa.parent_row, o.op, o.seq, o.direction, o.shapes, o.flops, o.bytes
-FROM depths d
-LEFT JOIN parents pa ON pa.row_no = d.row_no
-LEFT JOIN _ops o ON o.text = d.text
-LEFT JOIN _domains dm ON dm.domain_id = d.domain_id AND d.domain_id <> 0
-"""

@@ -15,38 +15,33 @@ from __future__ import annotations
 import pyarrow as pa
 
 from ..grammars import nvprof_sqlite as g
+from ..grammars.cuda_api import base_api_name_sql
 from ..grammars.cupti_cbid import api_name
-from ..grammars.nsys import C, select_sql, select_types
+from ..grammars.nsys import select_sql, select_types
 from ..inputs import InputError
+from ..names import name_forms
 from .base import IngestContext
-from .gpu_common import SqliteFile, insert_stream, is_sqlite, name_forms, nvtx_op_table, put_meta, set_counts
-from .nsys import NVTX_INSERT_SQL, sqlite_flavour
+from .gpu_common import insert_stream, put_meta, set_counts
+from .nvtx_ranges import insert_nvtx_ranges
+from .sqlite_input import NVPROF, SqliteFile, head_flavour, profile_database
 
 GTID = "((b.pid::BIGINT << 32) | (b.tid::BIGINT & 4294967295))"
 
 
 class NvprofSqliteImporter:
+    """nvprof databases; also the second candidate for an SQLite file whose first bytes do
+    not show its tables (the Nsight Systems importer, tried first, declines an nvprof one)."""
+
     format = "nvprof_sqlite"
 
     def sniff(self, head: bytes, name: str) -> int:
-        if is_sqlite(head) and b"StringTable" in head and b"CUPTI_ACTIVITY_KIND" in head:
-            return 95
-        return 0
+        """95 for an nvprof database, 50 for an SQLite file whose tables will tell, else 0."""
+        return {NVPROF: 95, "sqlite": 50}.get(head_flavour(head), 0)
 
     def ingest(self, ctx: IngestContext) -> None:
-        db = SqliteFile(ctx)
-        try:
-            if sqlite_flavour(db) != "nvprof":
-                raise InputError(
-                    f"{ctx.file.path}: SQLite database, but not an nvprof database (no StringTable and "
-                    "CUPTI_ACTIVITY_KIND_* tables)"
-                )
-            self.ingest_db(ctx, db)
-        finally:
-            db.close()
-
-    def ingest_db(self, ctx: IngestContext, db: SqliteFile) -> None:
-        _NvprofIngest(ctx, db).run()
+        """Read the database; an InputError when it is none."""
+        with profile_database(ctx, NVPROF) as db:
+            _NvprofIngest(ctx, db).run()
 
 
 class _NvprofIngest:
@@ -117,7 +112,7 @@ class _NvprofIngest:
                 self._read(table, g.API, f"""
                     INSERT INTO gpu_api_calls BY NAME
                     SELECT $sid AS source_id, b.row_no, '{api}' AS api, n.name,
-                           regexp_replace(n.name, '_v[0-9]+$', '') AS base_name,
+                           {base_api_name_sql('n.name')} AS base_name,
                            b.start_ns, b.end_ns, b.end_ns - b.start_ns AS duration_ns, b.correlation_id,
                            b.pid, b.tid & 4294967295 AS tid, {GTID} AS global_tid, b.cbid, b.return_value,
                            '{table}' AS origin
@@ -219,14 +214,9 @@ class _NvprofIngest:
             self.ctx.skip(row_no, f"NVTX marker {mid}: start or end row missing", f"{g.MARKER_TABLE} row {row_no}")
         self.parsed += paired
         self.other += max(0, n - paired - self.ctx.skipped_count)
-        texts = [r[0] for r in con.execute("SELECT DISTINCT text FROM _nvtx WHERE text IS NOT NULL").fetchall()]
-        con.register("_ops", nvtx_op_table(texts))
-        con.register("_domains", pa.table({"domain_id": pa.array([], pa.int64()), "domain": pa.array([], pa.string())}))
         try:
-            con.execute(NVTX_INSERT_SQL)
+            insert_nvtx_ranges(con, {}, op_kinds=None)
         finally:
-            con.unregister("_ops")
-            con.unregister("_domains")
             con.execute("DROP TABLE IF EXISTS _nvtx")
             con.execute("DROP TABLE IF EXISTS _m")
 

@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from ..grammars import nvprof as g
+from ..grammars.cuda_api import base_api_name
+from ..names import name_forms
 from .base import IngestContext
-from .gpu_common import RowBuffer, base_api_name, first_lines, name_forms, no_data_error, put_meta, set_counts
+from .gpu_common import RowBuffer, first_lines, no_data_error, put_meta, set_counts
 from .text import feed_lines
 
 I64, I32, STR, F64 = pa.int64(), pa.int32(), pa.string(), pa.float64()

@@ -21,9 +21,11 @@ import pyarrow as pa
 
 from ..grammars import pyprof as g
 from ..inputs import InputError
-from ..query.gpu_ops import cost_from_pyprof_marker
+from ..names import name_forms
+from ..op_costs import cost_from_pyprof_marker
 from .base import IngestContext
-from .gpu_common import RowBuffer, first_lines, name_forms, no_data_error, set_counts, text_lines
+from .gpu_common import RowBuffer, first_lines, no_data_error, set_counts
+from .text import text_lines
 
 I64, I32, STR, F64 = pa.int64(), pa.int32(), pa.string(), pa.float64()
 KERNEL_TYPES = {"row_no": I64, "name": STR, "demangled": STR, "short_name": STR, "mangled": STR,
