@@ -317,3 +317,13 @@ def test_every_sample_keeps_the_line_invariant(ingest_ok, query):
         assert total == parsed + other + skipped, name
     n = query("SELECT count(*) FROM sources")[0][0]
     assert n == len(list(SAMPLES.iterdir()))
+
+
+def test_one_short_name_rule_for_profiles_and_traces():
+    """Operator functions keep their whole name; traces and GPU profiles agree."""
+    from loganalyze.grammars.trace_event import kernel_short_name
+
+    assert kernel_short_name is short_name
+    assert short_name("void foo::operator()(int)") == "operator()"
+    assert short_name("void a::b<int>::operator()(float) const") == "operator()"
+    assert short_name("void ns::(anonymous namespace)::k<1>(int)") == "k"
