@@ -32,17 +32,28 @@ BYTES_PER_UNIT: dict[str, int] = {
 }
 
 
+#: the range of the BIGINT columns the results go to
+INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+
+
 def scale_exact(number: str | int | Decimal, factor: int) -> int:
     """``number`` (decimal text, int or Decimal) times ``factor``, exactly, rounded half-even.
 
-    Raises ValueError (``not a number: '...'``) for text that is no finite decimal number."""
+    Raises ValueError (``not a number: '...'``) for text that is no finite decimal number,
+    and (``out of range: '...'``) for a result that does not fit a signed 64-bit integer."""
     try:
         d = number if isinstance(number, Decimal) else Decimal(str(number).strip())
     except (InvalidOperation, ValueError):
         raise ValueError(f"not a number: {number!r}") from None
     if not d.is_finite():
         raise ValueError(f"not a number: {number!r}")
-    return int((d * factor).to_integral_value(ROUND_HALF_EVEN))
+    try:
+        out = int((d * factor).to_integral_value(ROUND_HALF_EVEN))
+    except ArithmeticError:  # decimal.Overflow: an exponent past the context's
+        out = INT64_MAX + 1
+    if not INT64_MIN <= out <= INT64_MAX:
+        raise ValueError(f"out of range: {number!r}")
+    return out
 
 
 def to_ns(number: str | int | Decimal, unit: str) -> int:

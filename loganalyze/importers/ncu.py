@@ -12,6 +12,7 @@ import csv
 import pyarrow as pa
 
 from ..grammars import ncu as g
+from ..grammars.units import to_ns_or_none
 from ..names import name_forms
 from .base import IngestContext
 from .gpu_common import RowBuffer, first_lines, no_data_error, set_counts
@@ -122,9 +123,7 @@ class _Ncu:
         self.metrics.add(section=section, metric=metric, unit=(unit or "").strip() or None, value=value,
                          value_text=text, value_shape=shape, **ident)
         if metric in g.DURATION_METRICS and value is not None and info["duration"] is None:
-            scale = g.TIME_UNITS_NS.get((unit or "nsecond").strip(), None)
-            if scale is not None:
-                info["duration"] = int(round(value * scale))
+            info["duration"] = to_ns_or_none(g.number_text(text), (unit or "nsecond").strip())
 
     def _kernels(self) -> None:
         buf = RowBuffer(self.ctx.con, "gpu_kernels", KERNEL_TYPES, self.ctx.source_id)

@@ -17,6 +17,7 @@ import pyarrow as pa
 from ..grammars import nsys as gn
 from ..grammars import nsys_stats as g
 from ..grammars.cuda_api import base_api_name
+from ..grammars.units import NS_PER_UNIT, scale_exact
 from ..names import name_forms
 from .base import IngestContext
 from .gpu_common import RowBuffer, first_lines, no_data_error, set_counts
@@ -76,16 +77,21 @@ class NsysStatsImporter:
         _Stats(ctx).run()
 
 
+def _ns_per(unit: str | None) -> int:
+    """The size of a header's time unit in ns (ns when it names none or an unknown one)."""
+    return NS_PER_UNIT.get(unit or "ns", 1)
+
+
 def _time(v: str | None, unit: str | None) -> int | None:
-    x = g.number(v)
-    if x is None:
-        return None
-    return int(round(x * g.UNIT_NS.get((unit or "ns"), 1)))
+    """A time cell in integer ns, exactly."""
+    s = g.number_text(v)
+    return None if s is None else scale_exact(s, _ns_per(unit))
 
 
 def _timef(v: str | None, unit: str | None) -> float | None:
+    """A statistic cell (average, median, deviation) in float ns."""
     x = g.number(v)
-    return None if x is None else x * g.UNIT_NS.get((unit or "ns"), 1)
+    return None if x is None else x * _ns_per(unit)
 
 
 class _Stats:
