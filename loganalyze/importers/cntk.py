@@ -17,8 +17,8 @@ import pyarrow as pa
 from ..grammars import cntk as g
 from ..grammars import trace_event as te
 from ..inputs import InputError
-from .base import IngestContext
-from .trace_common import (SpanEngine, Workspace, build_ev_from_raw, finish_text_source, insert_arrow,
+from .base import IngestContext, insert_arrow
+from .trace_common import (SpanEngine, Workspace, build_ev_from_raw,
                            insert_profiler_rows, insert_trace_file, read_text_lines)
 
 
@@ -82,7 +82,7 @@ class CntkImporter:
                            value_max=row.mbps[3], value_total=float(row.total_bytes) if row.total_bytes else None)
             rows.append(out)
         insert_profiler_rows(ctx, rows)
-        finish_text_source(ctx, len(lines), len(rows), "CNTK summary event")
+        ctx.finish(len(lines), len(rows), what="CNTK summary event row")
         ctx.source["dialect"] = "summary" + ("" if has_total is not False else " (no Total column)")
         if stamp:
             ctx.source["runtime"] = f"report time {stamp}"
@@ -120,7 +120,7 @@ class CntkImporter:
         parsed = stats.parsed
         insert_trace_file(ctx, stats, container="csv", flavour="cntk", reader="csv", complete=True,
                           rank=rank, events=parsed + ctx.skipped_count)
-        finish_text_source(ctx, len(lines), parsed, "CNTK detail event")
+        ctx.finish(len(lines), parsed, what="CNTK detail event row")
         ctx.source["dialect"] = "detail"
 
 

@@ -13,7 +13,7 @@ from decimal import Decimal
 from ..grammars import mxnet_table as g
 from ..inputs import InputError
 from .base import IngestContext
-from .trace_common import finish_text_source, insert_profiler_rows, read_text_lines
+from .trace_common import insert_profiler_rows, read_text_lines
 
 LABELS = {v: k for k, v in g.COLUMN_KEYS.items()}
 
@@ -39,7 +39,7 @@ class MXNetTableImporter:
         else:
             rows, dialect = self._text(ctx, lines)
         insert_profiler_rows(ctx, rows)
-        finish_text_source(ctx, len(lines), len(rows), "MXNet aggregate table")
+        ctx.finish(len(lines), len(rows), what="MXNet aggregate table row")
         ctx.source["dialect"] = dialect
 
     # ------------------------------------------------------------------ text

@@ -13,7 +13,7 @@ import re
 from ..grammars import torch_table as g
 from ..inputs import InputError
 from .base import IngestContext
-from .trace_common import finish_text_source, insert_profiler_rows, read_text_lines
+from .trace_common import insert_profiler_rows, read_text_lines
 
 _HEADER_RE = re.compile(r"^\s*Name\s{2,}.*(?:# of Calls|Number of Calls)")
 
@@ -66,7 +66,7 @@ class TorchTableImporter:
                 j += 1
             i = j + 1
         insert_profiler_rows(ctx, rows)
-        finish_text_source(ctx, len(lines), len(rows), "PyTorch key_averages() table")
+        ctx.finish(len(lines), len(rows), what="PyTorch key_averages() table row")
         ctx.source["dialect"] = ", ".join(sorted(dialects)) or None
 
     @staticmethod

@@ -33,7 +33,7 @@ import pyarrow as pa
 
 from ..grammars import trace_event as te
 from ..inputs import InputError
-from .base import IngestContext
+from .base import IngestContext, RowBuffer, arrow_types, insert_arrow
 from .text import text_lines
 
 READ_BLOCK = 4 << 20
@@ -565,16 +565,6 @@ def _string_table(batch: dict, cols: list) -> pa.Table:
         except (pa.ArrowInvalid, UnicodeEncodeError):
             arrays[c] = pa.array([_clean(v) for v in batch[c]], pa.string())
     return pa.table(arrays)
-
-
-def insert_arrow(con, table: str, tbl: pa.Table, columns: list[str] | None = None) -> None:
-    name = f"_arrow_{table.strip('_')}"
-    con.register(name, tbl)
-    try:
-        cols = f"({', '.join(columns)})" if columns else ""
-        con.execute(f"INSERT INTO {table} {cols} SELECT * FROM {name}")
-    finally:
-        con.unregister(name)
 
 
 # =========================================================================== spans
@@ -1185,36 +1175,16 @@ class SpanEngine:
         con.execute("DROP TABLE IF EXISTS _thr")
 
 
-TRACE_FILE_TYPES = {
-    "container": pa.string(), "flavour": pa.string(), "reader": pa.string(), "complete": pa.bool_(),
-    "top_level_keys": pa.list_(pa.string()), "display_time_unit": pa.string(), "base_time_ns": pa.string(),
-    "schema_version": pa.string(), "trace_name": pa.string(), "rank": pa.int32(), "world_size": pa.int32(),
-    "device_properties": pa.string(), "metadata": pa.string(), "events": pa.int64(),
-}
+#: the trace_files counters taken from :class:`SpanStats`
+TRACE_FILE_COUNTS = ("unmatched_e", "unclosed_b", "async_unmatched_e", "async_unclosed_b", "improper_nesting",
+                     "duplicates", "negative_durations")
 
 
 def insert_trace_file(ctx: IngestContext, stats: SpanStats, **fields) -> None:
     """The ``trace_files`` row of one source (fields by column name; counts from ``stats``)."""
-    cols = {"source_id": pa.array([ctx.source_id], pa.int32())}
-    for name, typ in TRACE_FILE_TYPES.items():
-        v = fields.get(name)
-        if name == "base_time_ns" and v is not None:
-            v = str(v)
-        cols[name] = pa.array([v], typ)
-    for name in ("unmatched_e", "unclosed_b", "async_unmatched_e", "async_unclosed_b", "improper_nesting",
-                 "duplicates", "negative_durations"):
-        cols[name] = pa.array([getattr(stats, name)], pa.int64())
-    ctx.con.register("_tf", pa.table(cols))
-    try:
-        ctx.con.execute(
-            """INSERT INTO trace_files BY NAME
-               SELECT * REPLACE (CAST(base_time_ns AS HUGEINT) AS base_time_ns,
-                                 CAST(device_properties AS JSON) AS device_properties,
-                                 CAST(metadata AS JSON) AS metadata)
-               FROM _tf"""
-        )
-    finally:
-        ctx.con.unregister("_tf")
+    row = RowBuffer(ctx, "trace_files", list(fields) + list(TRACE_FILE_COUNTS))
+    row.add(**fields, **{name: getattr(stats, name) for name in TRACE_FILE_COUNTS})
+    row.flush()
 
 
 def _innermost(stack, name) -> int:
@@ -1264,47 +1234,8 @@ def read_text_lines(ctx: IngestContext) -> list[tuple[int, str]]:
     return lines
 
 
-PROFILER_TABLE_COLUMNS = [
-    "line_no", "tool", "table_no", "section", "name", "name_truncated", "rank", "is_counter", "unit",
-    "calls", "total_ns", "self_ns", "avg_ns", "min_ns", "max_ns", "stddev_ns", "gpu_self_ns", "gpu_total_ns",
-    "gpu_avg_ns", "value_total", "value_min", "value_max", "value_avg", "cells", "line",
-]
-_PT_TYPES = {
-    "line_no": pa.int64(), "tool": pa.string(), "table_no": pa.int32(), "section": pa.string(),
-    "name": pa.string(), "name_truncated": pa.bool_(), "rank": pa.int32(), "is_counter": pa.bool_(),
-    "unit": pa.string(), "calls": pa.int64(), "total_ns": pa.int64(), "self_ns": pa.int64(),
-    "avg_ns": pa.int64(), "min_ns": pa.int64(), "max_ns": pa.int64(), "stddev_ns": pa.int64(),
-    "gpu_self_ns": pa.int64(), "gpu_total_ns": pa.int64(), "gpu_avg_ns": pa.int64(),
-    "value_total": pa.float64(), "value_min": pa.float64(), "value_max": pa.float64(),
-    "value_avg": pa.float64(), "cells": pa.map_(pa.string(), pa.string()), "line": pa.string(),
-}
-
-
 def insert_profiler_rows(ctx: IngestContext, rows: list[dict]) -> None:
     """Rows of ``profiler_tables`` (dicts keyed by column; missing keys are NULL)."""
-    if not rows:
-        return
-    cols = {"source_id": pa.array([ctx.source_id] * len(rows), pa.int32())}
-    for c in PROFILER_TABLE_COLUMNS:
-        vals = [r.get(c) for r in rows]
-        if c == "cells":
-            vals = [list(v.items()) if v is not None else None for v in vals]
-        cols[c] = pa.array(vals, _PT_TYPES[c])
-    insert_arrow(ctx.con, "profiler_tables", pa.table(cols), ["source_id"] + PROFILER_TABLE_COLUMNS)
-
-
-def finish_text_source(ctx: IngestContext, lines_total: int, parsed: int, what: str) -> None:
-    """Fill the sources counters of a text-table file and raise when nothing was read."""
-    ctx.flush_skipped()
-    if parsed == 0:
-        if ctx.skipped_count:
-            raise InputError(f"{ctx.file.path}: no {what} row could be read ({ctx.skipped_count} malformed)")
-        raise InputError(f"{ctx.file.path}: no {what} found")
-    ctx.source.update(
-        lines_total=lines_total,
-        lines_parsed=parsed,
-        lines_skipped=ctx.skipped_count,
-        lines_non_verbose=lines_total - parsed - ctx.skipped_count,
-    )
-    if ctx.skipped_count:
-        ctx.warnings.append(f"{ctx.file.path}: {ctx.skipped_count} line(s) skipped (see 'loganalyze skipped')")
+    buf = RowBuffer(ctx, "profiler_tables", [c for c in arrow_types(ctx.con, "profiler_tables") if c != "source_id"])
+    buf.extend(rows)
+    buf.flush()

@@ -24,7 +24,6 @@ from __future__ import annotations
 import re
 
 from ..grammars import trace_event as te
-from ..inputs import InputError
 from .base import IngestContext
 from .trace_common import (ByteSource, NeedsExactReader, SpanEngine, Workspace, find_prefix, head_categories,
                            insert_trace_file, load_events)
@@ -61,23 +60,16 @@ class TraceJsonImporter:
                 stats, flavour = self._spans(ctx, ws, prefix, load, guess)
             except NeedsExactReader:
                 # fractional timestamps too large for a double: read the text exactly instead
-                ctx.con.execute("DELETE FROM skipped_lines WHERE source_id = ?", [ctx.source_id])
-                ctx._skipped.clear()
-                ctx.skipped_count = 0
+                ctx.clear_skipped()
                 load = load_events(ctx, ws, source, prefix, guess, force_stream=True)
                 stats, flavour = self._spans(ctx, ws, prefix, load, guess)
         if load.cut_event is not None:
             event_no, reason, text = load.cut_event
             ctx.skip(event_no, reason, text)
-        ctx.flush_skipped()
         parsed = stats.parsed
         total = parsed + ctx.skipped_count
-        if parsed == 0:
-            if total == 0:
-                raise InputError(f"{ctx.file.path}: the trace has no events"
-                                 + (f" ({load.damage})" if load.damage else ""))
-            raise InputError(f"{ctx.file.path}: none of the {total} trace events could be read "
-                             f"(first problem: {self._first_skip(ctx)})")
+        ctx.finish(total, parsed, 0, "trace event", unit="event", warn=False,
+                   empty="the trace has no events" + (f" ({load.damage})" if load.damage else ""))
         meta = dict(prefix.metadata)
         meta.update(load.trailing_metadata)
         keys = list(prefix.keys) + [k for k in load.trailing_keys if k not in prefix.keys]
@@ -96,7 +88,6 @@ class TraceJsonImporter:
             metadata=te.metadata_json(meta) if meta else None, events=total,
         )
         ctx.source.update(
-            lines_total=total, lines_parsed=parsed, lines_non_verbose=0, lines_skipped=ctx.skipped_count,
             dialect=flavour + ("" if complete else ", cut off"),
             library_version=_library_version(flavour, meta),
         )
@@ -109,14 +100,6 @@ class TraceJsonImporter:
         engine = SpanEngine(ctx, ws, guess, check_precision=load.reader == "duckdb", keys=keys)
         stats = engine.run()
         return stats, engine.flavour
-
-    @staticmethod
-    def _first_skip(ctx) -> str:
-        if ctx._skipped:
-            return ctx._skipped[0][1]
-        row = ctx.con.execute("SELECT reason FROM skipped_lines WHERE source_id = ? ORDER BY line_no LIMIT 1",
-                              [ctx.source_id]).fetchall()
-        return row[0][0] if row else "?"
 
     @staticmethod
     def _warn(ctx, load, stats, complete) -> None:
