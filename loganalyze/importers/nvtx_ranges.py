@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from ..grammars.pyprof import parse_marker, parse_nvtx_name
 from ..op_costs import cost_from_pyprof_marker, op_cost
+from .gpu_common import lookup_tables
 
 
 def nvtx_op_table(texts: list[str]) -> pa.Table:
@@ -47,13 +48,10 @@ def insert_nvtx_ranges(con, domains: dict, op_kinds: tuple[str, ...] | None = ("
     ops = nvtx_op_table(texts)
     dom = pa.table({"domain_id": pa.array([int(k) for k in domains if k is not None], pa.int64()),
                     "domain": pa.array([v for k, v in domains.items() if k is not None], pa.string())})
-    con.register("_ops", ops)
-    con.register("_domains", dom)
-    try:
+    with lookup_tables(con, _ops=("text VARCHAR, op VARCHAR, seq BIGINT, direction VARCHAR, shapes VARCHAR, "
+                                  "flops DOUBLE, bytes DOUBLE", ops),
+                       _domains=("domain_id BIGINT, domain VARCHAR", dom)):
         con.execute(NVTX_INSERT_SQL)
-    finally:
-        con.unregister("_ops")
-        con.unregister("_domains")
 
 
 #: ranges and marks from the staging table ``_nvtx``: push/pop depth by a running count of

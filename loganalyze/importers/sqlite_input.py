@@ -25,7 +25,7 @@ import pyarrow as pa
 from ..grammars import nsys as nsys_grammar
 from ..grammars import nvprof_sqlite as nvprof_grammar
 from ..inputs import InputError
-from .base import IngestContext
+from .base import IngestContext, insert_arrow
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 ARROW_TYPES = {"INTEGER": pa.int64(), "TEXT": pa.string(), "REAL": pa.float64()}
@@ -188,10 +188,24 @@ class SqliteFile:
         except sqlite3.DatabaseError as exc:
             raise InputError(f"{self.display}: cannot read ({exc})") from None
 
-    def prefetch(self, sql: str, names: list[str], types: list[str]) -> None:
-        """Start reading ``sql`` into memory on a helper thread (the ADBC driver reads in C++
-        without the GIL, so this overlaps with DuckDB working on another table); a later
-        :meth:`reader` of the same SQL takes the result."""
+    def table_select(self, table: str, cols: list, rowid: str = "rowid") -> tuple[str, list[str], list[str]]:
+        """(SQL, names, types) reading the mapped columns ``cols`` (:class:`~loganalyze.grammars.nsys.Col`)
+        of ``table``, after one typed dummy row (``_d = 1``; :func:`~loganalyze.grammars.nsys.select_sql`)."""
+        sql, names = nsys_grammar.select_sql(table, cols, self.columns(table), rowid=rowid)
+        return sql, names, nsys_grammar.select_types(cols)
+
+    def copy_into(self, con, target: str, table: str, cols: list, select: str, rowid: str = "rowid") -> None:
+        """The mapped columns ``cols`` of ``table`` into DuckDB table ``target`` through
+        ``select``, which reads them as ``_arrow`` and leaves out the dummy row (``_d = 0``).
+        The stream is staged first (:func:`~.base.insert_arrow`): ``select`` may join it."""
+        with self.reader(*self.table_select(table, cols, rowid)) as rdr:
+            insert_arrow(con, target, rdr, select=select, stage=True)
+
+    def prefetch(self, table: str, cols: list, rowid: str = "rowid") -> None:
+        """Start reading ``cols`` of ``table`` into memory on a helper thread (the ADBC driver
+        reads in C++ without the GIL, so this overlaps with DuckDB working on another table);
+        a later :meth:`copy_into` of the same columns takes the result."""
+        sql, names, types = self.table_select(table, cols, rowid)
         if _adbc() is None or sql in self._prefetched:
             return
         import threading
