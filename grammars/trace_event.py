@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Iterable, Iterator
 
+from .cxx_names import short_name
 from .json_text import unclosed
 
 # --------------------------------------------------------------------------- events
@@ -201,44 +202,8 @@ def memcpy_kind(name: str | None) -> str | None:
     return m.group(1) if m else None
 
 
-def kernel_short_name(name: str | None) -> str | None:
-    """A demangled kernel name without return type, namespaces, template arguments and
-    parameters: ``void at::native::elementwise_kernel<128, 2, ...>(int, ...)`` ->
-    ``elementwise_kernel`` (what Nsight Systems calls the short name)."""
-    if not name:
-        return name
-    s = name.strip()
-    # cut the parameter list: the last top-level "(...)" group
-    depth_angle = depth_paren = 0
-    cut = len(s)
-    for i, ch in enumerate(s):
-        if ch == "<":
-            depth_angle += 1
-        elif ch == ">" and depth_angle:
-            depth_angle -= 1
-        elif ch == "(" and depth_angle == 0 and depth_paren == 0:
-            # "(anonymous namespace)" is part of the qualified name, not a parameter list
-            if not s.startswith("(anonymous namespace)", i):
-                cut = i
-                break
-            depth_paren += 1
-        elif ch == ")" and depth_paren:
-            depth_paren -= 1
-    s = s[:cut]
-    # drop template arguments (nested)
-    out, depth = [], 0
-    for ch in s:
-        if ch == "<":
-            depth += 1
-        elif ch == ">" and depth:
-            depth -= 1
-        elif depth == 0:
-            out.append(ch)
-    s = "".join(out).strip()
-    # drop a return type ("void ", "float ") and the namespaces
-    s = s.rsplit(" ", 1)[-1] if " " in s and "(anonymous namespace)" not in s else s
-    s = s.split("::")[-1]
-    return s or name
+#: a kernel's short name: the one C++ short-name rule (``operator()`` stays whole)
+kernel_short_name = short_name
 
 
 # --------------------------------------------------------------------------- container

@@ -16,6 +16,9 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
+from ..grammars.cuda_api import base_api_name_sql
+from .filters import source_filter
+
 
 FAMILY = "gpu"
 DEFAULT_BY = "kernel"
@@ -52,7 +55,7 @@ def _error(msg: str):
 
 
 def summary(con, by: list[str], run: str | None = None, top: int | None = None, names: str | None = None,
-            **options):
+            source_ids: list[int] | None = None, **options):
     main = [k for k in by if k in MAIN_KEYS]
     if len(main) != 1:
         raise _error(
@@ -66,9 +69,8 @@ def summary(con, by: list[str], run: str | None = None, top: int | None = None, 
         raise _error(f"--by {key} cannot be split by {', '.join(bad)}; use {', '.join(sorted(ALLOWED[key]))}")
     if names is not None and names not in NAMES:
         raise _error(f"unknown --names {names!r}; choose from {', '.join(NAMES)}")
-    where, params = "TRUE", []
-    if run is not None:
-        where, params = "s.run_label = ?", [run]
+    conds, params = source_filter(run, source_ids, "s.")
+    where = " AND ".join(["TRUE"] + conds)
     fn = {"kernel": _kernels, "memcpy": _memcpy, "api": _api, "nvtx": _nvtx, "op": _ops}[key]
     if key != "op":
         return fn(con, extra, where, params, top, names)
@@ -165,7 +167,7 @@ def _reorder(cols, rows, order):
 def _register_name_map(con, names: list[str], mode: str) -> None:
     import pyarrow as pa  # only here: the CLI's summary path should not pay for importing it
 
-    from ..importers.gpu_common import name_forms
+    from ..names import name_forms
 
     out = []
     for n in names:
@@ -231,7 +233,7 @@ def _api(con, extra, where, params, top, names):
     keys = ["api"] + extra
     col = "a.name" if names in ("raw", "mangled") else "coalesce(a.base_name, a.name)"
     inst_keys = {"api": col, **COMMON}
-    rep_col = "r.name" if names in ("raw", "mangled") else "regexp_replace(r.name, '_v[0-9]+$', '')"
+    rep_col = "r.name" if names in ("raw", "mangled") else base_api_name_sql("r.name")
     rep_keys = {"api": rep_col, **COMMON}
     inst = (f"SELECT {', '.join(f'{inst_keys[x]} AS {x}' for x in keys)}, "
             f"string_agg(DISTINCT a.api, ',') AS type, {_inst_agg()} "
