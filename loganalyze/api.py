@@ -327,16 +327,18 @@ class Database:
     # ------------------------------------------------------------------ export
     def export_chrome_trace(self, path: str | os.PathLike, run: str | None = None,
                             source: int | str | Sequence[int | str] | None = None,
-                            onednn: bool = True) -> "ExportStats":
+                            onednn: bool = True,
+                            progress: Callable[[int], Callable[[int], None] | None] | None = None) -> "ExportStats":
         """Write a trace-event JSON timeline (``.gz``: compressed; ``"-"``: standard output)
         for Perfetto UI or chrome://tracing.  Nothing is left behind when there is nothing to
-        export or writing fails."""
+        export or writing fails.  ``progress`` is called with the number of events to write and
+        may return a callback taking the number written so far."""
         from .export import ExportError, write_chrome_trace
 
         ids = self._filters_or_raise(run, source)
         try:
             return write_chrome_trace(self.con, os.fspath(path), source_ids=ids, run=run, onednn=onednn,
-                                      filtered=bool(ids or run))
+                                      filtered=bool(ids or run), progress=progress)
         except ExportError as exc:
             raise LoganalyzeError(str(exc)) from None
 

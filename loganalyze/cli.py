@@ -350,14 +350,27 @@ def export(
     """
     from .api import LoganalyzeError
 
+    from .progress import LazyBar
+
     if not chrome_trace:
         _fail("choose an export format: --chrome-trace FILE")
     database = _open(db, read_only=True)
+    bars: list[LazyBar] = []
+
+    def progress(total: int):
+        if not sys.stderr.isatty() or chrome_trace == "-":
+            return None
+        bars.append(LazyBar(f"writing {chrome_trace}", total, unit="events"))
+        return bars[-1].update
+
     try:
-        stats = database.export_chrome_trace(chrome_trace, run=run, source=source, onednn=not no_onednn)
+        stats = database.export_chrome_trace(chrome_trace, run=run, source=source, onednn=not no_onednn,
+                                             progress=progress)
     except LoganalyzeError as exc:
         _fail(str(exc))
     finally:
+        for bar in bars:
+            bar.close()
         database.close()
     if chrome_trace != "-":
         typer.echo(f"wrote {chrome_trace}: {stats.events} trace events and {stats.onednn_events} oneDNN events "
