@@ -93,34 +93,42 @@ def ingest(
     Example: loganalyze ingest logs/ --run nightly-2026-11-22;
     train.py 2>&1 | loganalyze ingest - --run nightly
     """
+    from .ingest import IngestInterrupted
     from .progress import IngestProgress
+    from .signals import interrupts_handled
 
     database = _open(db, read_only=False, wait=wait)
     bar = IngestProgress() if (sys.stderr.isatty() and not quiet) else None
     ok = failed = 0
     try:
-        for res in database.iter_ingest(paths, run=run, progress=bar):
-            if bar:
-                bar.file_done()
-            if res.status == "error":
-                failed += 1
-                typer.echo(f"error: {res.message}", err=True)
-                continue
-            ok += 1
-            if quiet:
-                continue
-            if res.status == "duplicate":
-                typer.echo(f"skipped: {res.message}")
-                continue
-            for w in res.warnings:
-                typer.echo(f"warning: {w}", err=True)
-            _print_ingested(database, res)
-    except KeyboardInterrupt:
+        with interrupts_handled():
+            results = database.iter_ingest(paths, run=run, progress=bar)
+            for res in results:
+                if bar:
+                    bar.file_done()
+                if res.status == "error":
+                    failed += 1
+                    typer.echo(f"error: {res.message}", err=True)
+                    continue
+                ok += 1
+                if quiet:
+                    continue
+                if res.status == "duplicate":
+                    typer.echo(f"skipped: {res.message}")
+                    continue
+                for w in res.warnings:
+                    typer.echo(f"warning: {w}", err=True)
+                _print_ingested(database, res)
+    except IngestInterrupted as exc:
         if bar:
             bar.file_done()
-        typer.echo(f"interrupted: the file being read was rolled back; {ok} file(s) ingested before it",
-                   err=True)
-        raise typer.Exit(130)
+        typer.echo(exc.summary(), err=True)
+        raise typer.Exit(exc.exit_code)
+    except KeyboardInterrupt as exc:
+        if bar:
+            bar.file_done()
+        typer.echo(f"interrupted: {ok} file(s) ingested before it", err=True)
+        raise typer.Exit(getattr(exc, "exit_code", 130))
     finally:
         database.close()
     if failed and not ok:

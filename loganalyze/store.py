@@ -86,11 +86,16 @@ class Store:
     @contextmanager
     def transaction(self):
         """All or nothing: an exception or an interrupt rolls everything back."""
+        import duckdb
+
         self.con.execute("BEGIN TRANSACTION")
         try:
             yield self.con
         except BaseException:
-            self.con.execute("ROLLBACK")
+            try:
+                self.con.execute("ROLLBACK")
+            except duckdb.Error:  # already ended: an interrupt during COMMIT
+                pass
             raise
         self.con.execute("COMMIT")
 
