@@ -215,12 +215,12 @@ def splice(page: str, blocks: dict[str, str]) -> str:
     missing = [name for name in blocks if name not in present]
     if missing:
         raise SchemaDocError(
-            "docs/schema.md has no block for " + ", ".join(missing) + ": add the lines "
+            "no block for " + ", ".join(missing) + ": add the lines "
             + " / ".join(f"'<!-- schema:begin {n} -->' '<!-- schema:end {n} -->'" for n in missing)
             + " where the tables should go, then run " + REGENERATE)
     stale = [name for name in present if name not in blocks]
     if stale:
-        raise SchemaDocError(f"docs/schema.md has blocks for schema files that no longer exist: {', '.join(stale)}")
+        raise SchemaDocError(f"blocks for schema files that no longer exist: {', '.join(stale)}")
     return _BLOCK.sub(lambda m: blocks[m[1]], page)
 
 
