@@ -133,19 +133,22 @@ class IngestContext:
         self._skipped.clear()
 
     def finish(self, total: int, parsed: int, non_data: int | None = None, what: str = "record", *,
-               unit: str = "line", hint: str = "", empty: str | None = None, warn: bool = True) -> None:
+               unit: str = "line", hint: str = "", empty: str | None = None, warn: bool = True,
+               none_is_error: bool = True) -> None:
         """The one way to finish a source: flush the skipped lines, fill the ``sources``
         counters (``non_data`` defaults to total - parsed - skipped) and warn about skipped
         lines (``warn``); raise InputError naming the file when nothing was read.
 
         ``what`` names one record ("trace event"), ``unit`` what a skipped line number counts
         ("line", "event", "row"); when nothing was read and nothing skipped the message is
-        ``empty`` when given, else "no <what> found (<hint>)".
+        ``empty`` when given, else "no <what> found (<hint>)".  ``none_is_error=False`` keeps a
+        source whose records were all skipped (the oneDNN reader: its lines are in the file,
+        and the caller already failed a file with none).
         """
         self.flush_skipped()
         path = self.file.path
         skipped = self.skipped_count
-        if parsed == 0:
+        if parsed == 0 and (none_is_error or not skipped):
             first = self.first_skip()
             if first is not None:
                 msg = (f"none of the {skipped} {what}s could be read "
@@ -163,8 +166,7 @@ class IngestContext:
         self.note_damage(parsed, what)
         if warn and skipped:
             first = self.first_skip()
-            self.warnings.append(f"{path}: {skipped} {unit}(s) skipped (first: {unit} {first[0]}, {first[1]}; "
-                                 "see 'loganalyze skipped')")
+            self.warnings.append(f"{path}: {skipped} {unit}(s) skipped (first: {unit} {first[0]}, {first[1]})")
 
     def note_damage(self, kept: int | None = None, what: str = "record") -> None:
         """The one policy for damaged compressed input: when ``file.damage`` is set, flag the

@@ -125,7 +125,7 @@ class OneDNNVerboseImporter:
                 f"{ctx.file.path}: not a oneDNN verbose log (no line starts with "
                 "onednn_verbose, dnnl_verbose or mkldnn_verbose)"
             )
-        ctx.finish(stats.lines, parsed, what="verbose line")
+        ctx.finish(stats.lines, parsed, what="verbose line", none_is_error=False)
         ctx.source.update(crlf_lines=stats.crlf, ends_with_newline=stats.ends_with_newline)
         self._describe_source(ctx)
 
