@@ -21,29 +21,22 @@ from ..names import name_forms
 from .base import IngestContext, insert_arrow
 from .gpu_common import lookup_tables, put_meta
 from .nvtx_ranges import insert_nvtx_ranges
-from .sqlite_input import NSYS, SqliteFile, head_flavour, profile_database
+from .sqlite_input import NSYS, SqliteFile, SqliteProfileImporter
 
 #: CUPTI memory kinds (CUpti_ActivityMemoryKind)
 MEMORY_KINDS = {0: "Unknown", 1: "Pageable", 2: "Pinned", 3: "Device", 4: "Array", 5: "Managed",
                 6: "Device Static", 7: "Managed Static"}
 
 
-class NsysSqliteImporter:
-    """Nsight Systems SQLite exports.  An SQLite file whose first bytes do not show its
-    tables is claimed here first; when its tables show an nvprof database, this importer
-    declines it and :class:`~loganalyze.importers.nvprof_sqlite.NvprofSqliteImporter`,
-    the next candidate, reads it."""
+class NsysSqliteImporter(SqliteProfileImporter):
+    """Nsight Systems SQLite exports; tried first for an SQLite file whose first bytes do
+    not show its tables (an nvprof one it declines, for the nvprof importer)."""
 
-    format = "nsys_sqlite"
+    format, flavour, unsure_score = "nsys_sqlite", NSYS, 60
 
-    def sniff(self, head: bytes, name: str) -> int:
-        """95 for an export, 60 for an SQLite file whose tables will tell, else 0."""
-        return {NSYS: 95, "sqlite": 60}.get(head_flavour(head), 0)
-
-    def ingest(self, ctx: IngestContext) -> None:
-        """Read the export; an InputError when it is none (an nvprof database included)."""
-        with profile_database(ctx, NSYS) as db:
-            _NsysIngest(ctx, db).run()
+    def read(self, ctx: IngestContext, db: SqliteFile) -> None:
+        """Read the open export."""
+        _NsysIngest(ctx, db).run()
 
 
 class _NsysIngest:

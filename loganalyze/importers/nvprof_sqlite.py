@@ -21,25 +21,20 @@ from ..names import name_forms
 from .base import IngestContext, insert_arrow
 from .gpu_common import lookup_tables, put_meta
 from .nvtx_ranges import insert_nvtx_ranges
-from .sqlite_input import NVPROF, SqliteFile, head_flavour, profile_database
+from .sqlite_input import NVPROF, SqliteFile, SqliteProfileImporter
 
 GTID = "((b.pid::BIGINT << 32) | (b.tid::BIGINT & 4294967295))"
 
 
-class NvprofSqliteImporter:
-    """nvprof databases; also the second candidate for an SQLite file whose first bytes do
-    not show its tables (the Nsight Systems importer, tried first, declines an nvprof one)."""
+class NvprofSqliteImporter(SqliteProfileImporter):
+    """nvprof databases; the second candidate for an SQLite file whose first bytes do not
+    show its tables (after the Nsight Systems importer, which declines an nvprof one)."""
 
-    format = "nvprof_sqlite"
+    format, flavour, unsure_score = "nvprof_sqlite", NVPROF, 50
 
-    def sniff(self, head: bytes, name: str) -> int:
-        """95 for an nvprof database, 50 for an SQLite file whose tables will tell, else 0."""
-        return {NVPROF: 95, "sqlite": 50}.get(head_flavour(head), 0)
-
-    def ingest(self, ctx: IngestContext) -> None:
-        """Read the database; an InputError when it is none."""
-        with profile_database(ctx, NVPROF) as db:
-            _NvprofIngest(ctx, db).run()
+    def read(self, ctx: IngestContext, db: SqliteFile) -> None:
+        """Read the open database."""
+        _NvprofIngest(ctx, db).run()
 
 
 class _NvprofIngest:

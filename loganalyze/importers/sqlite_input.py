@@ -62,6 +62,30 @@ def sqlite_flavour(db: "SqliteFile") -> str | None:
     return None
 
 
+class SqliteProfileImporter:
+    """An importer of one profiler's SQLite databases (``flavour``).  It claims a file whose
+    first bytes show that flavour at 95, and one whose first bytes do not show its tables at
+    ``unsure_score`` (the importers try in score order); once open, the tables decide, and
+    it declines a database of the other flavour, which the next candidate then reads."""
+
+    format: str
+    flavour: str
+    unsure_score: int
+
+    def sniff(self, head: bytes, name: str) -> int:
+        """How sure this importer is that ``head`` starts one of its databases (0-100)."""
+        return {self.flavour: 95, "sqlite": self.unsure_score}.get(head_flavour(head), 0)
+
+    def ingest(self, ctx: IngestContext) -> None:
+        """Read the database; an InputError when it is not one of this flavour."""
+        with profile_database(ctx, self.flavour) as db:
+            self.read(ctx, db)
+
+    def read(self, ctx: IngestContext, db: "SqliteFile") -> None:
+        """Read the open database ``db`` into the store."""
+        raise NotImplementedError
+
+
 @contextmanager
 def profile_database(ctx: IngestContext, flavour: str) -> Iterator["SqliteFile"]:
     """The input opened as the ``flavour`` profiler's database, closed after use; an
