@@ -33,6 +33,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Iterable, Iterator
 
 from .cxx_names import short_name
+from .json_text import unclosed
 
 # --------------------------------------------------------------------------- events
 #: the fields read from each event, all as text (DuckDB ``read_json`` column types)
@@ -625,27 +626,11 @@ def _is_cut_off(rest: str, dec) -> bool:
     if not stripped:
         return True
     # close every open string/container and see whether it parses
-    closers = []
-    in_str = esc = False
-    for ch in stripped:
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "{[":
-            closers.append("}" if ch == "{" else "]")
-        elif ch in "}]":
-            if closers:
-                closers.pop()
+    closers, in_str = unclosed(stripped)
     candidate = stripped + ('"' if in_str else "")
     for suffix in ("", "null", "0", '"":null', ':null'):
         try:
-            dec.raw_decode(candidate + suffix + "".join(reversed(closers)))
+            dec.raw_decode(candidate + suffix + closers)
             return True
         except json.JSONDecodeError:
             continue

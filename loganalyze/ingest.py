@@ -10,7 +10,6 @@ Used by the CLI and usable as a library::
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
@@ -25,7 +24,7 @@ SOURCE_COLUMNS = [
     "source_id", "path", "name", "size_bytes", "sha256", "compression", "format", "dialect",
     "library_version", "isa", "runtime", "run_label", "lines_total", "lines_parsed",
     "lines_non_verbose", "lines_skipped", "crlf_lines", "ends_with_newline", "segments",
-    "warnings", "loganalyze_version",
+    "warnings", "loganalyze_version", "truncated",
 ]
 
 
@@ -54,6 +53,7 @@ def ingest_paths(
 
 
 def ingest_file(store: Store, path: str, run_label: str | None = None, progress_factory=None) -> IngestResult:
+    file = None
     try:
         file = InputFile(path)
         if file.size == 0:
@@ -103,6 +103,9 @@ def ingest_file(store: Store, path: str, run_label: str | None = None, progress_
     except Exception as exc:  # a bug: still one line, and the file was rolled back
         msg = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
         return IngestResult(path, "error", f"{path}: internal error ({msg}); nothing was ingested from it")
+    finally:
+        if file is not None:
+            file.close()  # a spooled standard input goes away
 
 
 def _duplicate(path: str, row) -> IngestResult:
@@ -120,15 +123,17 @@ def _ingest_with(store, file, path, importer, run_label, progress_factory):
                         progress=progress_factory(file) if progress_factory else None)
     with store.transaction():
         importer.ingest(ctx)
+        ctx.note_damage()
         dup = store.source_by_sha(file.sha256)
         if dup:
             raise _Duplicate(dup)
         row = dict.fromkeys(SOURCE_COLUMNS)
         row.update(ctx.source)
         row.update(
-            source_id=sid, path=os.path.abspath(path), name=file.name, size_bytes=file.size,
+            source_id=sid, path=file.source_path, name=file.name, size_bytes=file.size,
             sha256=file.sha256, compression=file.compression, format=importer.format,
             run_label=run_label, warnings=ctx.warnings, loganalyze_version=__version__,
+            truncated=bool(ctx.source.get("truncated")),
         )
         store.con.execute(
             f"INSERT INTO sources ({', '.join(SOURCE_COLUMNS)}) VALUES ({', '.join('?' * len(SOURCE_COLUMNS))})",

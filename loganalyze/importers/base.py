@@ -131,20 +131,34 @@ class IngestContext:
         if parsed == 0:
             first = self.first_skip()
             if first is not None:
-                raise InputError(f"{path}: none of the {skipped} {what}s could be read "
-                                 f"(first problem: {unit} {first[0]}: {first[1]})")
-            raise InputError(f"{path}: {empty}" if empty else
-                             f"{path}: no {what} found" + (f" ({hint})" if hint else ""))
+                msg = (f"none of the {skipped} {what}s could be read "
+                       f"(first problem: {unit} {first[0]}: {first[1]})")
+            else:
+                msg = empty or f"no {what} found" + (f" ({hint})" if hint else "")
+            damage = f" ({self.file.damage})" if self.file.damage else ""
+            raise InputError(f"{path}: {msg}{damage}")
         self.source.update(
             lines_total=total,
             lines_parsed=parsed,
             lines_skipped=skipped,
             lines_non_verbose=total - parsed - skipped if non_data is None else non_data,
         )
+        self.note_damage(parsed, what)
         if warn and skipped:
             first = self.first_skip()
             self.warnings.append(f"{path}: {skipped} {unit}(s) skipped (first: {unit} {first[0]}, {first[1]}; "
                                  "see 'loganalyze skipped')")
+
+    def note_damage(self, kept: int | None = None, what: str = "record") -> None:
+        """The one policy for damaged compressed input: when ``file.damage`` is set, flag the
+        source as truncated and warn, naming the file and what was kept (``kept`` complete
+        ``what``s).  Called by :meth:`finish`, and by the caller after every importer (once)."""
+        if self.file.damage is None or self.source.get("truncated"):
+            return
+        self.source["truncated"] = True
+        kept_text = f"the {kept} complete {what}(s) before it were kept" if kept is not None else \
+            "the complete records before it were kept"
+        self.warnings.append(f"{self.file.path}: partial data: {self.file.damage}; {kept_text}")
 
 
 class RowBuffer:

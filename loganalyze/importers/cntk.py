@@ -18,8 +18,8 @@ from ..grammars import cntk as g
 from ..grammars import trace_event as te
 from ..inputs import InputError
 from .base import IngestContext, insert_arrow
-from .trace_common import (SpanEngine, Workspace, build_ev_from_raw,
-                           insert_profiler_rows, insert_trace_file, read_text_lines)
+from .text import read_lines
+from .trace_common import SpanEngine, Workspace, build_ev_from_raw, insert_profiler_rows, insert_trace_file
 
 
 class CntkImporter:
@@ -34,18 +34,18 @@ class CntkImporter:
         return 0
 
     def ingest(self, ctx: IngestContext) -> None:
-        lines = read_text_lines(ctx)
+        lines, total = read_lines(ctx)
         first = next((t for _, t in lines if t.strip()), "")
         suffix, rank = g.file_rank(ctx.file.name)
         if first.startswith(g.DETAIL_HEADER):
-            self._detail(ctx, lines, rank, suffix)
+            self._detail(ctx, lines, total, rank, suffix)
         elif first.startswith(g.TITLE):
-            self._summary(ctx, lines, rank)
+            self._summary(ctx, lines, total, rank)
         else:
             raise InputError(f"{ctx.file.path}: not a CNTK profiler summary or detail file")
 
     # ------------------------------------------------------------------ summary
-    def _summary(self, ctx, lines, rank) -> None:
+    def _summary(self, ctx, lines, total, rank) -> None:
         rows = []
         section = None
         stamp = None
@@ -82,13 +82,13 @@ class CntkImporter:
                            value_max=row.mbps[3], value_total=float(row.total_bytes) if row.total_bytes else None)
             rows.append(out)
         insert_profiler_rows(ctx, rows)
-        ctx.finish(len(lines), len(rows), what="CNTK summary event row")
+        ctx.finish(total, len(rows), what="CNTK summary event row")
         ctx.source["dialect"] = "summary" + ("" if has_total is not False else " (no Total column)")
         if stamp:
             ctx.source["runtime"] = f"report time {stamp}"
 
     # ------------------------------------------------------------------ detail
-    def _detail(self, ctx, lines, rank, suffix) -> None:
+    def _detail(self, ctx, lines, total, rank, suffix) -> None:
         cols: dict[str, list] = {c: [] for c in ["r", "event_no"] + list(te.EVENT_COLUMNS)}
         pid = str(rank) if rank is not None else (suffix or "0")
         header_seen = False
@@ -120,7 +120,7 @@ class CntkImporter:
         parsed = stats.parsed
         insert_trace_file(ctx, stats, container="csv", flavour="cntk", reader="csv", complete=True,
                           rank=rank, events=parsed + ctx.skipped_count)
-        ctx.finish(len(lines), parsed, what="CNTK detail event row")
+        ctx.finish(total, parsed, what="CNTK detail event row")
         ctx.source["dialect"] = "detail"
 
 

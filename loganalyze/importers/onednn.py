@@ -23,27 +23,23 @@ from ..inputs import InputError
 from ..lines import LineStats, iter_line_batches, prefetch
 from .base import IngestContext
 
-MARKERS = ("onednn_verbose", "dnnl_verbose", "mkldnn_verbose")
+def _sql_text(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
 
-# The verbose filter and the cut into key / timestamp / tail, on the Arrow batch ``batch``.
-# ``line`` ends with "\n" or "\r\n".  Positions are in characters, as substr counts them.
-CUT_SQL = r"""
+
+# The verbose filter and the cut into key / timestamp / tail, on the Arrow batch ``batch``;
+# markers and the leading pattern come from the grammar.  ``line`` ends with "\n" or
+# "\r\n".  Positions are in characters, as substr counts them.
+_IS_VERBOSE_SQL = " OR ".join(
+    [f"starts_with(line, {_sql_text(m + ',')})" for m in g.MARKERS]
+    + ["line IN (" + ", ".join(_sql_text(m + end) for end in ("\n", "\r\n") for m in g.MARKERS) + ")"]
+)
+CUT_SQL = f"""
 WITH v AS (
     SELECT line_no, line,
-           regexp_extract(line,
-               '^((?:onednn|dnnl|mkldnn)_verbose(?:,v[0-9]+)?)(,[0-9]+\.[0-9]*)?(,|\r?\n$)',
-               ['pre', 'ts']) AS m
+           regexp_extract(line, {_sql_text(g.LEADING_CUT_PATTERN)}, ['pre', 'ts']) AS m
     FROM batch
-    WHERE starts_with(line, 'onednn_verbose,') OR starts_with(line, 'dnnl_verbose,')
-       OR starts_with(line, 'mkldnn_verbose,')
-       OR line IN ('onednn_verbose
-', 'dnnl_verbose
-', 'mkldnn_verbose
-',
-                   'onednn_verbose
-', 'dnnl_verbose
-', 'mkldnn_verbose
-')
+    WHERE {_IS_VERBOSE_SQL}
 ), p AS (
     SELECT line_no, line, m.pre AS pre, m.ts AS ts,
            length(m.pre) + length(m.ts) + 1 AS body_at,
@@ -86,7 +82,7 @@ class OneDNNVerboseImporter:
 
     def sniff(self, head: bytes, name: str) -> int:
         for line in head.split(b"\n")[:-1] if b"\n" in head else [head]:
-            if line.startswith(tuple(m.encode() + b"," for m in MARKERS)):
+            if g.starts_with_marker(line, comma=True):
                 return 90
         return 0
 
@@ -102,9 +98,9 @@ class OneDNNVerboseImporter:
         # Arrow tables reach SQL through DuckDB's replacement scan of local variables (here
         # ``batch``): registering views inside the transaction would keep every batch in
         # memory until COMMIT.
-        for lines in prefetch(iter_line_batches(ctx.file.chunks(), stats)):
+        for lines in prefetch(iter_line_batches(ctx.file, stats, ctx.progress)):
             for line_no, reason, text in lines.rejected:
-                if text.startswith(tuple(m.encode() for m in MARKERS)):
+                if g.starts_with_marker(text):
                     ctx.skip(line_no, reason, text)
             batch = lines.table  # noqa: F841 - read by INSERT_SQL
             con.execute(INSERT_SQL, {"sid": sid})
@@ -125,8 +121,6 @@ class OneDNNVerboseImporter:
             if here:
                 self._rekey(ctx, lines.table, here, known, lo, hi)
             del batch
-            if ctx.progress:
-                ctx.progress(stats.bytes)
         ctx.flush_skipped()
         if stats.lines == 0:
             raise InputError(f"{ctx.file.path}: empty file")
@@ -137,14 +131,8 @@ class OneDNNVerboseImporter:
                 f"{ctx.file.path}: not a oneDNN verbose log (no line starts with "
                 "onednn_verbose, dnnl_verbose or mkldnn_verbose)"
             )
-        ctx.source.update(
-            lines_total=stats.lines,
-            lines_parsed=parsed,
-            lines_skipped=ctx.skipped_count,
-            lines_non_verbose=stats.lines - verbose,
-            crlf_lines=stats.crlf,
-            ends_with_newline=stats.ends_with_newline,
-        )
+        ctx.finish(stats.lines, parsed, what="verbose line")
+        ctx.source.update(crlf_lines=stats.crlf, ends_with_newline=stats.ends_with_newline)
         self._describe_source(ctx)
 
     # ------------------------------------------------------------------ shapes
@@ -333,13 +321,6 @@ class OneDNNVerboseImporter:
         if kinds == 0:
             ctx.warnings.append(
                 f"{ctx.file.path}: no primitive exec/create lines (only headers or diagnostics)"
-            )
-        if ctx.skipped_count:
-            first = con.execute(
-                "SELECT line_no, reason FROM skipped_lines WHERE source_id = ? ORDER BY line_no LIMIT 1", [sid]
-            ).fetchone()
-            ctx.warnings.append(
-                f"{ctx.file.path}: {ctx.skipped_count} line(s) skipped (first: line {first[0]}, {first[1]})"
             )
 
     @staticmethod

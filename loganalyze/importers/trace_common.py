@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..grammars import trace_event as te
-from ..inputs import InputError
+from ..inputs import InputError, InputFile
 from .base import IngestContext, RowBuffer, arrow_types, insert_arrow
 from .text import text_lines
 
@@ -45,136 +45,32 @@ STREAM_BATCH = 50_000
 
 
 # =========================================================================== bytes
-class ByteSource:
-    """Decompressed bytes of one input file, read once per :meth:`chunks` call.
-
-    The sha256 of the file bytes is stored on ``file.sha256`` after the first complete
-    pass.  A gzip stream that is cut off or corrupt ends the data where it stops being
-    readable; ``damage`` then says what happened (the caller keeps what is unambiguous).
-    """
-
-    def __init__(self, file):
-        self.file = file
-        self.damage: str | None = None
-        self.bytes_out = 0
-
-    def chunks(self, progress=None) -> Iterator[bytes]:
-        hasher = hashlib.sha256() if self.file.sha256 is None else None
-        self.damage = None
-        self.bytes_out = 0
-        raw_done = 0
-        try:
-            raw = open(self.file.path, "rb")
-        except OSError as exc:
-            raise InputError(f"{self.file.path}: cannot read: {exc.strerror}") from None
-        try:
-            decomp = zlib.decompressobj(zlib.MAX_WBITS | 16) if self.file.compression == "gzip" else None
-            fed = False
-            broken = False
-            while True:
-                try:
-                    block = raw.read(READ_BLOCK)
-                except OSError as exc:
-                    raise InputError(f"{self.file.path}: read error: {exc.strerror}") from None
-                if not block:
-                    break
-                raw_done += len(block)
-                if hasher:
-                    hasher.update(block)
-                if decomp is None:
-                    self.bytes_out += len(block)
-                    yield block
-                elif not broken:
-                    data = block
-                    while data:
-                        try:
-                            out = decomp.decompress(data)
-                        except zlib.error as exc:
-                            self.damage = f"corrupt gzip data after {self.bytes_out} decompressed bytes ({exc})"
-                            broken = True
-                            break
-                        fed = True
-                        data = b""
-                        if out:
-                            self.bytes_out += len(out)
-                            yield out
-                        if decomp.eof:
-                            data = decomp.unused_data
-                            decomp = zlib.decompressobj(zlib.MAX_WBITS | 16)
-                            fed = False
-                            if data and not data.startswith(b"\x1f\x8b"):
-                                # trailing garbage after the last member: gzip ignores it too
-                                data = b""
-                if progress:
-                    progress(raw_done)
-            if decomp is not None and not broken:
-                tail = decomp.flush()
-                if tail:
-                    self.bytes_out += len(tail)
-                    yield tail
-                if fed and not decomp.eof:
-                    self.damage = f"gzip stream is cut off after {self.bytes_out} decompressed bytes"
-        finally:
-            raw.close()
-        if hasher is not None:
-            self.file.sha256 = hasher.hexdigest()
-
-    def head(self, limit: int) -> tuple[bytes, bool]:
-        """Up to ``limit`` decompressed bytes, and whether that is the whole stream."""
-        parts, n = [], 0
-        gen = self.chunks()
-        complete = True
-        for chunk in gen:
-            parts.append(chunk)
-            n += len(chunk)
-            if n >= limit:
-                complete = False
-                break
-        gen.close()
-        data = b"".join(parts)
-        return data[:limit] if not complete else data, complete
-
-
-def chunks_from(source: ByteSource, offset: int, progress=None) -> Iterator[bytes]:
-    """Decompressed bytes from absolute ``offset`` on."""
-    pos = 0
-    for chunk in source.chunks(progress):
-        end = pos + len(chunk)
-        if end <= offset:
-            pos = end
-            continue
-        if pos < offset:
-            chunk = chunk[offset - pos:]
-        pos = end
-        yield chunk
-
-
-def find_prefix(source: ByteSource) -> te.Prefix:
+def find_prefix(file: InputFile) -> te.Prefix:
     """Where the event array starts (reads more of the head while it cannot tell)."""
     limit = 1 << 16
     while True:
-        head, complete = source.head(limit)
+        head, complete = file.head_and_complete(limit)
         try:
             prefix = te.scan_prefix(head, complete)
         except te.ContainerError as exc:
-            if source.damage and not head:
-                raise InputError(f"{source.file.path}: {source.damage}") from None
-            raise InputError(f"{source.file.path}: {exc}") from None
+            if file.damage and not head:
+                raise InputError(f"{file.path}: {file.damage}") from None
+            raise InputError(f"{file.path}: {exc}") from None
         if prefix is not None:
             return prefix
         if complete or limit >= 256 << 20:
-            raise InputError(f"{source.file.path}: no trace-event array found in the first {limit >> 20} MiB")
+            raise InputError(f"{file.path}: no trace-event array found in the first {limit >> 20} MiB")
         limit *= 8
 
 
 _CAT_RE = __import__("re").compile(rb'"cat"\s*:\s*"((?:[^"\\]|\\.)*)"')
 
 
-def head_categories(source: ByteSource, prefix: te.Prefix, limit: int = 4 << 20) -> list[str]:
+def head_categories(file: InputFile, prefix: te.Prefix, limit: int = 4 << 20) -> list[str]:
     """The categories named in the first MiBs of the event array (to choose the flavour
     before the events are read; the full set is checked afterwards)."""
     parts, n = [], 0
-    gen = chunks_from(source, prefix.events_at)
+    gen = file.chunks(min(limit, READ_BLOCK), offset=prefix.events_at, hash_bytes=False)
     for chunk in gen:
         parts.append(chunk)
         n += len(chunk)
@@ -205,14 +101,14 @@ class Stage:
       when FIFOs are not available, or with ``LOGANALYZE_TRACE_STAGING=file``).
     """
 
-    def __init__(self, source: ByteSource, prefix: te.Prefix, progress, directory: str):
-        self.source = source
+    def __init__(self, file: InputFile, prefix: te.Prefix, progress, directory: str):
+        self.file = file
         self.prefix = prefix
         self.progress = progress
         self.result = StageResult()
         self.path = os.path.join(directory, "events.json")
         mode = os.environ.get("LOGANALYZE_TRACE_STAGING", "auto")
-        self.copy = source.file.compression is None and mode in ("auto", "copy")
+        self.copy = file.compression is None and mode in ("auto", "copy")
         self.fifo = not self.copy and mode in ("auto", "fifo") and hasattr(os, "mkfifo")
         self._thread: threading.Thread | None = None
         if self.fifo:
@@ -231,13 +127,13 @@ class Stage:
             self._run()
 
     def _copy(self) -> None:
-        file = self.source.file
-        if file.sha256 is None:
+        file = self.file
+        if not file.has_sha256:
             self._thread = threading.Thread(target=self._hash, name="loganalyze-trace-hash", daemon=True)
             self._thread.start()
         prefix = self.prefix
         try:
-            with open(file.path, "rb") as src:
+            with open(file.local_path, "rb") as src:
                 size = os.fstat(src.fileno()).st_size
                 tail_at = max(prefix.events_at, size - TAIL_WINDOW)
                 src.seek(tail_at)
@@ -255,12 +151,12 @@ class Stage:
     def _hash(self) -> None:
         h = hashlib.sha256()
         try:
-            with open(self.source.file.path, "rb") as f:
+            with open(self.file.local_path, "rb") as f:
                 while block := f.read(READ_BLOCK):
                     h.update(block)
-            self.source.file.sha256 = h.hexdigest()
+            self.file.sha256 = h.hexdigest()
         except OSError as exc:
-            self.result.error = InputError(f"{self.source.file.path}: cannot read: {exc.strerror or exc}")
+            self.result.error = InputError(f"{self.file.path}: cannot read: {exc.strerror or exc}")
 
     def _run(self) -> None:
         try:
@@ -275,7 +171,7 @@ class Stage:
         prefix = self.prefix
         held = bytearray()
         held_at = prefix.events_at  # absolute offset of held[0]
-        for chunk in chunks_from(self.source, prefix.events_at, self.progress):
+        for chunk in self.file.chunks(READ_BLOCK, offset=prefix.events_at, progress=self.progress):
             held += chunk
             if len(held) > 2 * TAIL_WINDOW:
                 cut = len(held) - TAIL_WINDOW
@@ -408,7 +304,6 @@ class LoadResult:
     complete: bool
     trailing_metadata: dict = field(default_factory=dict)
     trailing_keys: list = field(default_factory=list)
-    damage: str | None = None  # gzip problems
     #: the element cut off at the end: (event_no, reason, text)
     cut_event: tuple | None = None
 
@@ -447,7 +342,7 @@ def ev_select_sql(source_sql: str, flavour: str) -> str:
         FROM v"""
 
 
-def load_events(ctx: IngestContext, ws: Workspace, source: ByteSource, prefix: te.Prefix, flavour: str,
+def load_events(ctx: IngestContext, ws: Workspace, prefix: te.Prefix, flavour: str,
                 force_stream: bool = False) -> LoadResult:
     """Fill ``_ev`` in the workspace (see :func:`ev_select_sql`) with the elements of the
     event array, reading them with DuckDB when it can and with the exact reader otherwise;
@@ -455,17 +350,17 @@ def load_events(ctx: IngestContext, ws: Workspace, source: ByteSource, prefix: t
     con = ws.con
     con.execute("DROP TABLE IF EXISTS _ev")
     if not force_stream and os.environ.get("LOGANALYZE_TRACE_READER") != "stream":
-        res = _load_duckdb(ctx, ws, source, prefix, flavour)
+        res = _load_duckdb(ctx, ws, prefix, flavour)
         if res is not None:
             return res
         con.execute("DROP TABLE IF EXISTS _ev")
-    return _load_stream(ctx, ws, source, prefix, flavour)
+    return _load_stream(ctx, ws, prefix, flavour)
 
 
-def _load_duckdb(ctx: IngestContext, ws: Workspace, source: ByteSource, prefix: te.Prefix,
+def _load_duckdb(ctx: IngestContext, ws: Workspace, prefix: te.Prefix,
                  flavour: str) -> LoadResult | None:
     con = ws.con
-    stage = Stage(source, prefix, ctx.progress, ws.dir)
+    stage = Stage(ctx.file, prefix, ctx.progress, ws.dir)
     try:
         stage.start()
         ok = True
@@ -487,15 +382,15 @@ def _load_duckdb(ctx: IngestContext, ws: Workspace, source: ByteSource, prefix: 
     if not ok or tail is None or tail.status not in ("complete", "truncated"):
         return None
     n = con.execute("SELECT count(*) FROM _ev").fetchall()[0][0]
-    res = LoadResult("duckdb", tail.status == "complete", tail.metadata, tail.keys, source.damage)
+    res = LoadResult("duckdb", tail.status == "complete", tail.metadata, tail.keys)
     if tail.status == "truncated" and tail.incomplete_bytes:
         res.cut_event = (n, "truncated: the file ends inside this event", tail.incomplete_text)
-    if source.damage:
+    if ctx.file.damage:
         res.complete = False
     return res
 
 
-def _load_stream(ctx: IngestContext, ws: Workspace, source: ByteSource, prefix: te.Prefix,
+def _load_stream(ctx: IngestContext, ws: Workspace, prefix: te.Prefix,
                  flavour: str) -> LoadResult:
     con = ws.con
     cols = list(te.EVENT_COLUMNS)
@@ -517,7 +412,8 @@ def _load_stream(ctx: IngestContext, ws: Workspace, source: ByteSource, prefix: 
         for v in batch.values():
             v.clear()
 
-    for ev in te.iter_events(chunks_from(source, prefix.events_at, ctx.progress), prefix.container, sres):
+    for ev in te.iter_events(ctx.file.chunks(READ_BLOCK, offset=prefix.events_at, progress=ctx.progress),
+                             prefix.container, sres):
         if ev.values is None:
             if ev.problem.startswith("truncated"):
                 res.cut_event = (ev.event_no, ev.problem, ev.text)
@@ -531,10 +427,9 @@ def _load_stream(ctx: IngestContext, ws: Workspace, source: ByteSource, prefix: 
         if len(batch["event_no"]) >= STREAM_BATCH:
             flush()
     flush()
-    res.complete = sres.status == "complete" and not source.damage
+    res.complete = sres.status == "complete" and not ctx.file.damage
     res.trailing_metadata = sres.trailing_metadata
     res.trailing_keys = sres.trailing_keys
-    res.damage = source.damage
     if sres.status == "garbage_after":
         ctx.warnings.append(f"{ctx.file.path}: data after the end of the trace object was ignored")
     build_ev_from_raw(con, flavour)
@@ -1224,16 +1119,6 @@ def _js(v) -> str:
 
 
 # =========================================================================== text tables
-def read_text_lines(ctx: IngestContext) -> list[tuple[int, str]]:
-    """Every line of a (small) text file as (1-based number, text without line ending),
-    through the shared reader; a damaged gzip keeps the lines before the damage (warned)."""
-    source = ByteSource(ctx.file)
-    lines = list(text_lines(ctx, source.chunks(ctx.progress)))
-    if source.damage:
-        ctx.warnings.append(f"{ctx.file.path}: {source.damage}; the lines before it were read")
-    return lines
-
-
 def insert_profiler_rows(ctx: IngestContext, rows: list[dict]) -> None:
     """Rows of ``profiler_tables`` (dicts keyed by column; missing keys are NULL)."""
     buf = RowBuffer(ctx, "profiler_tables", [c for c in arrow_types(ctx.con, "profiler_tables") if c != "source_id"])

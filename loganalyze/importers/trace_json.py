@@ -25,7 +25,7 @@ import re
 
 from ..grammars import trace_event as te
 from .base import IngestContext
-from .trace_common import (ByteSource, NeedsExactReader, SpanEngine, Workspace, find_prefix, head_categories,
+from .trace_common import (NeedsExactReader, SpanEngine, Workspace, find_prefix, head_categories,
                            insert_trace_file, load_events)
 
 _PH_RE = re.compile(rb'"ph"\s*:\s*"')
@@ -51,17 +51,16 @@ class TraceJsonImporter:
         return 0
 
     def ingest(self, ctx: IngestContext) -> None:
-        source = ByteSource(ctx.file)
-        prefix = find_prefix(source)
-        guess = te.detect_flavour(prefix.keys, head_categories(source, prefix))
+        prefix = find_prefix(ctx.file)
+        guess = te.detect_flavour(prefix.keys, head_categories(ctx.file, prefix))
         with Workspace(ctx) as ws:
-            load = load_events(ctx, ws, source, prefix, guess)
+            load = load_events(ctx, ws, prefix, guess)
             try:
                 stats, flavour = self._spans(ctx, ws, prefix, load, guess)
             except NeedsExactReader:
                 # fractional timestamps too large for a double: read the text exactly instead
                 ctx.clear_skipped()
-                load = load_events(ctx, ws, source, prefix, guess, force_stream=True)
+                load = load_events(ctx, ws, prefix, guess, force_stream=True)
                 stats, flavour = self._spans(ctx, ws, prefix, load, guess)
         if load.cut_event is not None:
             event_no, reason, text = load.cut_event
@@ -69,7 +68,7 @@ class TraceJsonImporter:
         parsed = stats.parsed
         total = parsed + ctx.skipped_count
         ctx.finish(total, parsed, 0, "trace event", unit="event", warn=False,
-                   empty="the trace has no events" + (f" ({load.damage})" if load.damage else ""))
+                   empty="the trace has no events")
         meta = dict(prefix.metadata)
         meta.update(load.trailing_metadata)
         keys = list(prefix.keys) + [k for k in load.trailing_keys if k not in prefix.keys]
@@ -104,9 +103,8 @@ class TraceJsonImporter:
     @staticmethod
     def _warn(ctx, load, stats, complete) -> None:
         path = ctx.file.path
-        if load.damage:
-            ctx.warnings.append(f"{path}: partial data: {load.damage}; the complete events before it were kept")
-        elif not complete:
+        if not complete and not ctx.file.damage:
+            ctx.source["truncated"] = True
             ctx.warnings.append(f"{path}: partial data: the event array is not closed (file cut off); "
                                 "the complete events were kept")
         if stats.unmatched_e:
