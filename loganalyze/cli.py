@@ -34,6 +34,8 @@ DB_HELP = f"DuckDB file (default: $LOGANALYZE_DB or ./{DEFAULT_DB})"
 FORMAT_HELP = "Output format: table, csv, json or markdown"
 SOURCE_HELP = "Only this file: a source_id, file name or path (repeatable)"
 FORMATS = ("table", "csv", "json", "markdown")
+WAIT_HELP = "Seconds to wait while another process holds the database"
+WAIT_DEFAULT = 60.0
 
 
 def _version(value: bool) -> None:
@@ -59,11 +61,11 @@ def _check_format(fmt: str) -> str:
     return fmt
 
 
-def _open(db: Optional[str], read_only: bool):
+def _open(db: Optional[str], read_only: bool, wait: float = WAIT_DEFAULT):
     from .api import LoganalyzeError, connect
 
     try:
-        return connect(db, read_only=read_only)
+        return connect(db, read_only=read_only, wait=wait, on_wait=lambda msg: typer.echo(msg, err=True))
     except LoganalyzeError as exc:
         _fail(str(exc))
 
@@ -79,6 +81,7 @@ def _show(result, fmt: str) -> None:
 def ingest(
     paths: List[str] = typer.Argument(..., help="Files, globs or directories to ingest; - reads standard input"),
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+    wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
     run: Optional[str] = typer.Option(None, "--run", help="Run label stored with every file"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print errors only"),
 ):
@@ -90,34 +93,42 @@ def ingest(
     Example: loganalyze ingest logs/ --run nightly-2026-11-22;
     train.py 2>&1 | loganalyze ingest - --run nightly
     """
+    from .ingest import IngestInterrupted
     from .progress import IngestProgress
+    from .signals import interrupts_handled
 
-    database = _open(db, read_only=False)
+    database = _open(db, read_only=False, wait=wait)
     bar = IngestProgress() if (sys.stderr.isatty() and not quiet) else None
     ok = failed = 0
     try:
-        for res in database.iter_ingest(paths, run=run, progress=bar):
-            if bar:
-                bar.file_done()
-            if res.status == "error":
-                failed += 1
-                typer.echo(f"error: {res.message}", err=True)
-                continue
-            ok += 1
-            if quiet:
-                continue
-            if res.status == "duplicate":
-                typer.echo(f"skipped: {res.message}")
-                continue
-            for w in res.warnings:
-                typer.echo(f"warning: {w}", err=True)
-            _print_ingested(database, res)
-    except KeyboardInterrupt:
+        with interrupts_handled():
+            results = database.iter_ingest(paths, run=run, progress=bar)
+            for res in results:
+                if bar:
+                    bar.file_done()
+                if res.status == "error":
+                    failed += 1
+                    typer.echo(f"error: {res.message}", err=True)
+                    continue
+                ok += 1
+                if quiet:
+                    continue
+                if res.status == "duplicate":
+                    typer.echo(f"skipped: {res.message}")
+                    continue
+                for w in res.warnings:
+                    typer.echo(f"warning: {w}", err=True)
+                _print_ingested(database, res)
+    except IngestInterrupted as exc:
         if bar:
             bar.file_done()
-        typer.echo(f"interrupted: the file being read was rolled back; {ok} file(s) ingested before it",
-                   err=True)
-        raise typer.Exit(130)
+        typer.echo(exc.summary(), err=True)
+        raise typer.Exit(exc.exit_code)
+    except KeyboardInterrupt as exc:
+        if bar:
+            bar.file_done()
+        typer.echo(f"interrupted: {ok} file(s) ingested before it", err=True)
+        raise typer.Exit(getattr(exc, "exit_code", 130))
     finally:
         database.close()
     if failed and not ok:
@@ -153,6 +164,7 @@ def _print_ingested(database, res) -> None:
 @app.command("summary")
 def summary_cmd(
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+    wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
     by: Optional[str] = typer.Option(None, "--by", help="Group keys, comma-separated. oneDNN: kind, impl, prop, shape, engine, alg, dtype, mds, attrs, aux, source, run. GPU: kernel (with grid, block, device, stream), memcpy, api, nvtx (with domain), op (with shapes); source, run. Traces: op, category, thread, process, shape, dtype, step; framework tables (--family optable): op, section, tool, rank. Default: every family present, each by its main key"),
     run: Optional[str] = typer.Option(None, "--run", help="Only files ingested with this run label"),
     source: Optional[List[str]] = typer.Option(None, "--source", help=SOURCE_HELP),
@@ -178,7 +190,7 @@ def summary_cmd(
     from .api import LoganalyzeError
 
     _check_format(fmt)
-    database = _open(db, read_only=True)
+    database = _open(db, read_only=True, wait=wait)
     compact = fmt in ("table", "markdown") and not wide
     try:
         if benchdnn:
@@ -210,6 +222,7 @@ def summary_cmd(
 def sql(
     query: str = typer.Argument(..., help="A SQL query over the documented tables and views"),
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+    wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
 ):
     """Run read-only SQL over the database (see docs/schema.md).
@@ -222,7 +235,7 @@ def sql(
     _check_format(fmt)
     if not query.strip():
         _fail("empty query")
-    database = _open(db, read_only=True)
+    database = _open(db, read_only=True, wait=wait)
     try:
         result = database.sql(query, output="rows")
     except LoganalyzeError as exc:
@@ -236,6 +249,7 @@ def sql(
 @app.command()
 def sources(
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+    wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
     run: Optional[str] = typer.Option(None, "--run", help="Only files ingested with this run label"),
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
 ):
@@ -243,7 +257,7 @@ def sources(
     from .api import LoganalyzeError
 
     _check_format(fmt)
-    database = _open(db, read_only=True)
+    database = _open(db, read_only=True, wait=wait)
     try:
         result = database.sources(wide=fmt != "table", run=run, output="rows")
     except LoganalyzeError as exc:
@@ -256,6 +270,7 @@ def sources(
 @app.command()
 def skipped(
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+    wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
     source: Optional[List[str]] = typer.Option(None, "--source", help=SOURCE_HELP),
     limit: int = typer.Option(50, "--limit", min=0, help="At most this many lines"),
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
@@ -264,7 +279,7 @@ def skipped(
     from .api import LoganalyzeError
 
     _check_format(fmt)
-    database = _open(db, read_only=True)
+    database = _open(db, read_only=True, wait=wait)
     try:
         result = database.skipped(source=source, limit=limit, output="rows")
     except LoganalyzeError as exc:
@@ -279,13 +294,14 @@ def skipped(
 def runs_list(
     ctx: typer.Context,
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+    wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
 ):
     """List the runs: label, files, formats, lines, first and last ingest time."""
     if ctx.invoked_subcommand is not None:
         return
     _check_format(fmt)
-    database = _open(db, read_only=True)
+    database = _open(db, read_only=True, wait=wait)
     try:
         result = database.runs(output="rows")
     finally:
@@ -297,9 +313,10 @@ def runs_list(
 def runs_rm(
     label: str = typer.Argument(..., help="The run label to remove"),
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+    wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
 ):
     """Remove every file of a run and all its rows, in one transaction."""
-    _change_runs(db, lambda d: d.remove_run(label), lambda n: f"removed run {label!r}: {n} file(s)")
+    _change_runs(db, wait, lambda d: d.remove_run(label), lambda n: f"removed run {label!r}: {n} file(s)")
 
 
 @runs_app.command("relabel")
@@ -307,12 +324,14 @@ def runs_relabel(
     old: str = typer.Argument(..., help="The current run label"),
     new: str = typer.Argument(..., help="The new run label"),
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+    wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
 ):
     """Rename a run (its files join run NEW if that exists)."""
-    _change_runs(db, lambda d: d.relabel_run(old, new), lambda n: f"relabelled run {old!r} as {new!r}: {n} file(s)")
+    _change_runs(db, wait, lambda d: d.relabel_run(old, new),
+                 lambda n: f"relabelled run {old!r} as {new!r}: {n} file(s)")
 
 
-def _change_runs(db, change, message) -> None:
+def _change_runs(db, wait, change, message) -> None:
     from .api import LoganalyzeError
     from .store import default_db_path
 
@@ -321,7 +340,7 @@ def _change_runs(db, change, message) -> None:
     path = db or default_db_path()
     if not os.path.exists(path):
         _fail(f"{path}: no database here; run 'loganalyze ingest' first")
-    database = _open(db, read_only=False)
+    database = _open(db, read_only=False, wait=wait)
     try:
         n = change(database)
     except LoganalyzeError as exc:
@@ -336,6 +355,7 @@ def _change_runs(db, change, message) -> None:
 def export(
     chrome_trace: Optional[str] = typer.Option(None, "--chrome-trace", help="Write a trace-event JSON file (.gz: compressed; '-': stdout)"),
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+    wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
     source: Optional[List[str]] = typer.Option(None, "--source", help=SOURCE_HELP),
     run: Optional[str] = typer.Option(None, "--run", help="Only files ingested with this run label"),
     no_onednn: bool = typer.Option(False, "--no-onednn", help="Leave oneDNN verbose logs out"),
@@ -350,14 +370,27 @@ def export(
     """
     from .api import LoganalyzeError
 
+    from .progress import LazyBar
+
     if not chrome_trace:
         _fail("choose an export format: --chrome-trace FILE")
-    database = _open(db, read_only=True)
+    database = _open(db, read_only=True, wait=wait)
+    bars: list[LazyBar] = []
+
+    def progress(total: int):
+        if not sys.stderr.isatty() or chrome_trace == "-":
+            return None
+        bars.append(LazyBar(f"writing {chrome_trace}", total, unit="events"))
+        return bars[-1].update
+
     try:
-        stats = database.export_chrome_trace(chrome_trace, run=run, source=source, onednn=not no_onednn)
+        stats = database.export_chrome_trace(chrome_trace, run=run, source=source, onednn=not no_onednn,
+                                             progress=progress)
     except LoganalyzeError as exc:
         _fail(str(exc))
     finally:
+        for bar in bars:
+            bar.close()
         database.close()
     if chrome_trace != "-":
         typer.echo(f"wrote {chrome_trace}: {stats.events} trace events and {stats.onednn_events} oneDNN events "

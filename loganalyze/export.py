@@ -78,9 +78,10 @@ def plan_sources(con, source_ids: list[int] | None = None, run: str | None = Non
 
 
 def write_chrome_trace(con, path: str, source_ids: list[int] | None = None, run: str | None = None,
-                       onednn: bool = True, filtered: bool = False) -> ExportStats:
+                       onednn: bool = True, filtered: bool = False, progress=None) -> ExportStats:
     """Export to ``path`` ('-': stdout; '.gz': compressed) through a temporary file renamed
-    into place at the end, so that a failed or empty export leaves no file behind."""
+    into place at the end, so that a failed or empty export leaves no file behind.
+    ``progress(total_events)``, when given, returns a callback taking the events written."""
     import os
     import tempfile
 
@@ -88,9 +89,10 @@ def write_chrome_trace(con, path: str, source_ids: list[int] | None = None, run:
     if not plan[0] and not plan[1]:
         raise ExportError("nothing to export: no trace events or timestamped oneDNN verbose lines"
                           + (" for the chosen sources" if filtered else ""))
+    report = progress(count_events(con, plan)) if progress else None
     if path == "-":
         with _NoClose(sys.stdout) as out:
-            return export_chrome_trace(con, out, plan=plan)
+            return export_chrome_trace(con, out, plan=plan, progress=report)
     folder = os.path.dirname(os.path.abspath(path))
     try:
         fd, tmp = tempfile.mkstemp(prefix=".loganalyze-export-", suffix=".tmp", dir=folder)
@@ -100,7 +102,7 @@ def write_chrome_trace(con, path: str, source_ids: list[int] | None = None, run:
         with os.fdopen(fd, "wb") as raw:
             stream = gzip.GzipFile(fileobj=raw, mode="wb") if path.endswith(".gz") else raw
             with io.TextIOWrapper(stream, encoding="utf-8") as out:
-                stats = export_chrome_trace(con, out, plan=plan)
+                stats = export_chrome_trace(con, out, plan=plan, progress=report)
         os.replace(tmp, path)
     except OSError as exc:
         _remove(tmp)
@@ -120,14 +122,26 @@ def _remove(path: str) -> None:
         pass
 
 
+def count_events(con, plan) -> int:
+    """How many events an export of ``plan`` writes at most (for a progress bar)."""
+    trace_ids = [sid for sid, _ in plan[0]] or [-1]
+    dnn_ids = [sid for sid, _ in plan[1]] or [-1]
+    return con.execute(
+        f"""SELECT (SELECT count(*) FROM trace_events WHERE source_id IN ({', '.join(map(str, trace_ids))}))
+                 + (SELECT count(*) FROM onednn_events WHERE source_id IN ({', '.join(map(str, dnn_ids))}))"""
+    ).fetchall()[0][0]
+
+
 def export_chrome_trace(con, out, source_ids: list[int] | None = None, run: str | None = None,
-                        onednn: bool = True, plan=None) -> ExportStats:
-    """Write the trace to ``out`` (a text stream).  Returns what was written."""
+                        onednn: bool = True, plan=None, progress=None) -> ExportStats:
+    """Write the trace to ``out`` (a text stream).  Returns what was written.  ``progress``,
+    when given, is called with the number of events written so far."""
     stats = ExportStats()
     trace_sources, dnn_sources = plan or plan_sources(con, source_ids, run, onednn)
     several = len(trace_sources) + len(dnn_sources) > 1
     out.write('{"traceEvents": [\n')
     first = [True]
+    written = [0]
 
     def emit(ev: dict) -> None:
         """One event; values of type :class:`Raw` are written as they are (exact numbers)."""
@@ -137,6 +151,9 @@ def export_chrome_trace(con, out, source_ids: list[int] | None = None, run: str 
             parts.append(f"{json.dumps(k)}:{text}")
         out.write(("" if first[0] else ",\n") + "{" + ",".join(parts) + "}")
         first[0] = False
+        written[0] += 1
+        if progress is not None and written[0] % 10_000 == 0:
+            progress(written[0])
 
     next_pid = [1]
     for sid, name in trace_sources:

@@ -18,6 +18,7 @@ import duckdb
 from . import __version__
 from .importers import IngestContext, candidate_importers, fallback_importer, known_formats
 from .inputs import InputError, InputFile, expand_paths, is_probably_binary
+from .signals import is_interrupt, signal_exit_code
 from .store import Store
 
 SOURCE_COLUMNS = [
@@ -39,17 +40,50 @@ class IngestResult:
     source: dict = field(default_factory=dict)
 
 
+class IngestInterrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM during an ingest: the file in progress was rolled back (or, when the
+    signal came during its commit, is stored whole: ``stored``), nothing further was read."""
+
+    def __init__(self, path: str, stored: bool, exit_code: int = 130):
+        super().__init__(path)
+        self.path, self.stored, self.exit_code = path, stored, exit_code
+        self.done: list[IngestResult] = []
+        self.not_read: list[str] = []
+
+    def summary(self) -> str:
+        """One line: what was ingested, what happened to the file in progress, what was not read."""
+        ok = sum(1 for r in self.done if r.status == "ingested")
+        now = (f"{self.path} was stored whole before the interrupt" if self.stored
+               else f"{self.path} was rolled back (nothing of it stored)")
+        return (f"interrupted: {ok} file(s) ingested before it; {now}; "
+                f"{len(self.not_read)} more file(s) not read")
+
+
 def ingest_paths(
     store: Store,
     paths: list[str],
     run_label: str | None = None,
     progress_factory: Callable[[InputFile], Callable[[int], None] | None] | None = None,
 ) -> Iterator[IngestResult]:
-    for cand in expand_paths(paths):
+    """One result per file, as each is done.  An interrupt raises :class:`IngestInterrupted`
+    carrying what was done and what was not read."""
+    cands = expand_paths(paths)
+    done: list[IngestResult] = []
+    for i, cand in enumerate(cands):
         if cand.error:
-            yield IngestResult(cand.path, "error", cand.error)
-            continue
-        yield ingest_file(store, cand.path, run_label, progress_factory)
+            res = IngestResult(cand.path, "error", cand.error)
+        else:
+            try:
+                res = ingest_file(store, cand.path, run_label, progress_factory)
+            except KeyboardInterrupt as exc:
+                # before the file's transaction began (sniffing, hashing): nothing of it stored
+                stop = exc if isinstance(exc, IngestInterrupted) else IngestInterrupted(
+                    cand.path, False, signal_exit_code(exc))
+                stop.done = done
+                stop.not_read = [c.path for c in cands[i + 1:]]
+                raise stop from None
+        done.append(res)
+        yield res
 
 
 def ingest_file(store: Store, path: str, run_label: str | None = None, progress_factory=None) -> IngestResult:
@@ -83,6 +117,12 @@ def ingest_file(store: Store, path: str, run_label: str | None = None, progress_
                 break
             except InputError as exc:
                 first_error = first_error or exc
+            except Exception as exc:
+                if is_interrupt(exc):
+                    raise _interrupted(store, file, path, exc) from None
+                raise
+            except KeyboardInterrupt as exc:
+                raise _interrupted(store, file, path, exc) from None
         else:
             if not claimed:
                 raise InputError(f"{path}: not a recognised format (tried: {', '.join(known_formats())})")
@@ -106,6 +146,18 @@ def ingest_file(store: Store, path: str, run_label: str | None = None, progress_
     finally:
         if file is not None:
             file.close()  # a spooled standard input goes away
+
+
+def _interrupted(store: Store, file: InputFile, path: str, exc: BaseException) -> IngestInterrupted:
+    """The interrupt, with the truth about the file in progress: a signal during COMMIT may
+    land after the commit took effect, so the database is asked."""
+    stored = False
+    if file.sha256:
+        try:
+            stored = store.source_by_sha(file.sha256) is not None
+        except duckdb.Error:
+            stored = False
+    return IngestInterrupted(path, stored, signal_exit_code(exc))
 
 
 def _duplicate(path: str, row) -> IngestResult:

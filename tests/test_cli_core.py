@@ -151,11 +151,25 @@ def test_progress_bar_appears_after_the_delay(monkeypatch):
     bar = progress.IngestProgress()
     update = bar(File())
     update(500)
-    assert bar._task is not None and bar._progress.tasks[0].completed == 500
-    assert bar._progress.tasks[0].total == 1000
+    assert bar.bar._progress.tasks[0].completed == 500 and bar.bar._progress.tasks[0].total == 1000
     bar.file_done()
-    assert bar._progress is None
+    assert bar.bar is None
     monkeypatch.setattr(progress, "DELAY_S", 3600.0)
     update = bar(File())
     update(10)
-    assert bar._progress is None  # a quick file never shows a bar
+    assert bar.bar._progress is None  # a quick file never shows a bar
+
+
+def test_export_reports_progress_in_events(tmp_path):
+    import loganalyze
+
+    seen = []
+    with loganalyze.connect(":memory:") as db:
+        db.ingest([TRACE])
+
+        def factory(total):
+            seen.append(("total", total))
+            return lambda n: seen.append(("done", n))
+
+        stats = db.export_chrome_trace(tmp_path / "t.json", progress=factory)
+    assert seen[0] == ("total", 51) and stats.events <= 51
