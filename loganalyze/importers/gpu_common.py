@@ -12,6 +12,8 @@ from typing import Iterator
 import duckdb
 import pyarrow as pa
 
+from ..inputs import SNIFF_BYTES
+from ..lines import BOM
 from .base import IngestContext, RowBuffer, arrow_types, insert_arrow
 
 
@@ -48,10 +50,12 @@ def put_meta(ctx: IngestContext, items: dict) -> None:
 
 
 def first_lines(head: bytes, limit: int = 200) -> list[str]:
-    """Up to ``limit`` decoded lines of a sniffed head (the last, maybe cut, line dropped
-    when the head is longer than it)."""
-    text = head.decode("utf-8", "replace")
-    lines = text.splitlines()
-    if len(head) >= (64 << 10) and lines:
-        lines = lines[:-1]
+    """Up to ``limit`` decoded lines of a sniffed head, cut as :mod:`loganalyze.lines` cuts
+    every input (at ``\\n``; a ``\\r`` before it and a leading byte order mark dropped); the
+    last, maybe cut, line is left out when the head may be only the start of the file."""
+    if head.startswith(BOM):
+        head = head[len(BOM):]
+    lines = [line[:-1] if line.endswith("\r") else line for line in head.decode("utf-8", "replace").split("\n")]
+    if lines and (lines[-1] == "" or len(head) >= SNIFF_BYTES):
+        lines.pop()
     return lines[:limit]
