@@ -90,6 +90,7 @@ def ingest_file(store: Store, path: str, run_label: str | None = None, progress_
     file = None
     try:
         file = InputFile(path)
+        path = file.path  # what messages name: "<stdin>" for "-"
         if file.size == 0:
             raise InputError(f"{path}: empty file")
         head = file.head()

@@ -44,15 +44,32 @@ def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, data: ArrowData, se
     """
     query = select if select is not None else "SELECT * FROM _arrow"
     if not stage:
-        _arrow = data  # noqa: F841 - read by DuckDB's replacement scan
-        con.execute(f"INSERT INTO {table} BY NAME {query}")
+        _run_over_arrow(con, f"INSERT INTO {table} BY NAME {query}", data)
         return
-    _arrow_in = data  # noqa: F841 - read by DuckDB's replacement scan
-    con.execute("CREATE OR REPLACE TEMP TABLE _arrow AS SELECT * FROM _arrow_in")
+    create_arrow_table(con, "_arrow", data, temp=True)
     try:
         con.execute(f"INSERT INTO {table} BY NAME {query}")
     finally:
         con.execute("DROP TABLE IF EXISTS temp._arrow")
+
+
+def create_arrow_table(con: duckdb.DuckDBPyConnection, table: str, data: ArrowData, temp: bool = False) -> None:
+    """(Re)create ``table`` holding Arrow ``data`` (a working table: a temporary one with
+    ``temp``), through the same hand-off as :func:`insert_arrow`."""
+    kind = "TEMP TABLE" if temp else "TABLE"
+    _run_over_arrow(con, f"CREATE OR REPLACE {kind} {table} AS SELECT * FROM _arrow", data)
+
+
+def _run_over_arrow(con: duckdb.DuckDBPyConnection, sql: str, data: ArrowData) -> None:
+    """Run ``sql``, in which ``_arrow`` names ``data``: DuckDB's replacement scan finds the
+    local variable (``register()`` inside a transaction would keep the data until COMMIT)."""
+    _arrow = data  # noqa: F841 - read by DuckDB's replacement scan
+    con.execute(sql)
+
+
+def sql_string(text: str) -> str:
+    """``text`` as an SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
 
 
 def arrow_types(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, pa.DataType]:
@@ -166,16 +183,17 @@ class RowBuffer:
     :func:`insert_arrow`; the column types are the table's own (:func:`arrow_types`).
 
     Given an :class:`IngestContext`, ``source_id`` is filled from it when the table has
-    that column and ``columns`` does not name it.
+    that column and ``columns`` does not name it.  ``select`` is passed to
+    :func:`insert_arrow` (a SELECT over ``_arrow``).
     """
 
     def __init__(self, ctx_or_con: IngestContext | duckdb.DuckDBPyConnection, table: str,
-                 columns: Iterable[str], limit: int = ROW_BUFFER_ROWS):
+                 columns: Iterable[str], limit: int = ROW_BUFFER_ROWS, select: str | None = None):
         if isinstance(ctx_or_con, IngestContext):
             self.con, self.source_id = ctx_or_con.con, ctx_or_con.source_id
         else:
             self.con, self.source_id = ctx_or_con, None
-        self.table, self.limit = table, limit
+        self.table, self.limit, self.select = table, limit, select
         types = arrow_types(self.con, table)
         self.columns = list(columns)
         unknown = [c for c in self.columns if c not in types]
@@ -208,7 +226,7 @@ class RowBuffer:
         arrays = {c: pa.array(v, self.types[c]) for c, v in self._cols.items()}
         if self.source_id is not None:
             arrays["source_id"] = pa.array([self.source_id] * self.count, pa.int32())
-        insert_arrow(self.con, self.table, pa.table(arrays))
+        insert_arrow(self.con, self.table, pa.table(arrays), self.select)
         self.total += self.count
         self._cols = {c: [] for c in self.columns}
         self.count = 0

@@ -12,14 +12,16 @@ and ``trace_files.rank``; detail events use it as their pid.
 """
 from __future__ import annotations
 
-import pyarrow as pa
-
 from ..grammars import cntk as g
 from ..grammars import trace_event as te
 from ..inputs import InputError
-from .base import IngestContext, insert_arrow
+from .base import IngestContext
+from .profiler_rows import insert_profiler_rows
 from .text import read_lines
-from .trace_common import SpanEngine, Workspace, build_ev_from_raw, insert_profiler_rows, insert_trace_file
+from .trace_load import RawEvents
+from .trace_spans import SpanEngine
+from .trace_tables import insert_trace_file
+from .trace_workspace import Workspace
 
 
 class CntkImporter:
@@ -89,33 +91,24 @@ class CntkImporter:
 
     # ------------------------------------------------------------------ detail
     def _detail(self, ctx, lines, total, rank, suffix) -> None:
-        cols: dict[str, list] = {c: [] for c in ["r", "event_no"] + list(te.EVENT_COLUMNS)}
         pid = str(rank) if rank is not None else (suffix or "0")
         header_seen = False
-        for line_no, text in lines:
-            if not header_seen and text.startswith(g.DETAIL_HEADER):
-                header_seen = True
-                continue
-            if not text.strip():
-                continue
-            row = g.parse_detail_row(text)
-            if isinstance(row, str):
-                ctx.skip(line_no, row, text)
-                continue
-            vals = {c: None for c in te.EVENT_COLUMNS}
-            vals.update(ph="X", cat="cntk", name=row.name, pid=pid, tid=row.tid,
-                        ts=te.ns_to_us_text(row.begin_ns), dur=te.ns_to_us_text(row.end_ns - row.begin_ns))
-            cols["r"].append(len(cols["r"]))
-            cols["event_no"].append(line_no)
-            for c, v in vals.items():
-                cols[c].append(v)
-        tbl = pa.table({"r": pa.array(cols["r"], pa.int64()), "event_no": pa.array(cols["event_no"], pa.int64()),
-                        **{c: pa.array(cols[c], pa.string()) for c in te.EVENT_COLUMNS}})
         with Workspace(ctx) as ws:
-            ws.con.execute("CREATE TABLE _raw (r BIGINT, event_no BIGINT, "
-                           + ", ".join(f"{c} {t}" for c, t in te.EVENT_COLUMNS.items()) + ")")
-            insert_arrow(ws.con, "_raw", tbl)
-            build_ev_from_raw(ws.con, "cntk")
+            raw = RawEvents(ws.con)
+            for line_no, text in lines:
+                if not header_seen and text.startswith(g.DETAIL_HEADER):
+                    header_seen = True
+                    continue
+                if not text.strip():
+                    continue
+                row = g.parse_detail_row(text)
+                if isinstance(row, str):
+                    ctx.skip(line_no, row, text)
+                    continue
+                raw.add(line_no, dict(ph="X", cat="cntk", name=row.name, pid=pid, tid=row.tid,
+                                      ts=te.ns_to_us_text(row.begin_ns),
+                                      dur=te.ns_to_us_text(row.end_ns - row.begin_ns)))
+            raw.finish("cntk")
             stats = SpanEngine(ctx, ws, "cntk", check_precision=False).run()
         parsed = stats.parsed
         insert_trace_file(ctx, stats, container="csv", flavour="cntk", reader="csv", complete=True,

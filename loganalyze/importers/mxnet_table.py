@@ -14,7 +14,7 @@ from ..grammars import mxnet_table as g
 from ..inputs import InputError
 from .base import IngestContext
 from .text import read_lines
-from .trace_common import insert_profiler_rows
+from .profiler_rows import insert_profiler_rows
 
 LABELS = {v: k for k, v in g.COLUMN_KEYS.items()}
 

@@ -21,23 +21,19 @@ import pyarrow.compute as pc
 from ..grammars import onednn_verbose as g
 from ..inputs import InputError
 from ..lines import LineStats, iter_line_batches, prefetch
-from .base import IngestContext
-
-def _sql_text(s: str) -> str:
-    return "'" + s.replace("'", "''") + "'"
-
+from .base import IngestContext, RowBuffer, sql_string
 
 # The verbose filter and the cut into key / timestamp / tail, on the Arrow batch ``batch``;
 # markers and the leading pattern come from the grammar.  ``line`` ends with "\n" or
 # "\r\n".  Positions are in characters, as substr counts them.
 _IS_VERBOSE_SQL = " OR ".join(
-    [f"starts_with(line, {_sql_text(m + ',')})" for m in g.MARKERS]
-    + ["line IN (" + ", ".join(_sql_text(m + end) for end in ("\n", "\r\n") for m in g.MARKERS) + ")"]
+    [f"starts_with(line, {sql_string(m + ',')})" for m in g.MARKERS]
+    + ["line IN (" + ", ".join(sql_string(m + end) for end in ("\n", "\r\n") for m in g.MARKERS) + ")"]
 )
 CUT_SQL = f"""
 WITH v AS (
     SELECT line_no, line,
-           regexp_extract(line, {_sql_text(g.LEADING_CUT_PATTERN)}, ['pre', 'ts']) AS m
+           regexp_extract(line, {sql_string(g.LEADING_CUT_PATTERN)}, ['pre', 'ts']) AS m
     FROM batch
     WHERE {_IS_VERBOSE_SQL}
 ), p AS (
@@ -68,9 +64,7 @@ SHAPE_COLUMNS = [
     "dims", "md_list", "info_kind", "detail", "timed",
 ]
 
-MD_TYPE = pa.list_(
-    pa.struct([(n, pa.string()) for n in ("arg", "dt", "props", "format_kind", "tag", "strides", "flags", "extra")])
-)
+SEGMENT_COLUMNS = ["segment", "first_line", "last_line", "library_version", "isa", "runtime", "templates"]
 
 
 class OneDNNVerboseImporter:
@@ -235,28 +229,13 @@ class OneDNNVerboseImporter:
     def _insert_shapes(con, shapes) -> None:
         if not shapes:
             return
-        cols: dict[str, list] = {c: [] for c in SHAPE_COLUMNS}
+        # (a shape already stored, e.g. on a hash collision, is left as it is)
+        rows = RowBuffer(con, "onednn_shapes", SHAPE_COLUMNS,
+                         select="SELECT * FROM _arrow WHERE shape_id NOT IN (SELECT shape_id FROM onednn_shapes)")
         for h, s in shapes:
-            cols["shape_id"].append(h)
-            for c in SHAPE_COLUMNS[1:]:
-                if c == "timed":
-                    cols[c].append(s.tail_is_time)
-                elif c == "dims":
-                    cols[c].append(list(s.dims.items()))
-                else:
-                    cols[c].append(getattr(s, c))
-        tbl = pa.table(
-            {
-                "shape_id": pa.array(cols["shape_id"], pa.uint64()),
-                **{c: pa.array(cols[c], pa.string()) for c in SHAPE_COLUMNS[1:18]},
-                "dims": pa.array(cols["dims"], pa.map_(pa.string(), pa.string())),
-                "md_list": pa.array(cols["md_list"], MD_TYPE),
-                "info_kind": pa.array(cols["info_kind"], pa.string()),
-                "detail": pa.array(cols["detail"], pa.string()),
-                "timed": pa.array(cols["timed"], pa.bool_()),
-            }
-        )
-        con.execute("INSERT OR IGNORE INTO onednn_shapes SELECT * FROM tbl")
+            row = {c: getattr(s, c) for c in SHAPE_COLUMNS[1:] if c not in ("dims", "timed")}
+            rows.add(**row, shape_id=h, dims=list(s.dims.items()), timed=s.tail_is_time)
+        rows.flush()
 
     # ------------------------------------------------------------------ source description
     def _describe_source(self, ctx: IngestContext) -> None:
@@ -292,19 +271,9 @@ class OneDNNVerboseImporter:
             pass
         for i, seg in enumerate(segments):
             seg["segment"] = i if segments[0]["library_version"] is None else i + 1
-        tbl = pa.table(
-            {
-                "source_id": pa.array([sid] * len(segments), pa.int32()),
-                "segment": pa.array([s["segment"] for s in segments], pa.int32()),
-                "first_line": pa.array([s["first_line"] for s in segments], pa.int64()),
-                "last_line": pa.array([s["last_line"] for s in segments], pa.int64()),
-                "library_version": pa.array([s["library_version"] for s in segments], pa.string()),
-                "isa": pa.array([s["isa"] for s in segments], pa.string()),
-                "runtime": pa.array([s["runtime"] for s in segments], pa.string()),
-                "templates": pa.array([s["templates"] for s in segments], pa.list_(pa.string())),
-            }
-        )
-        con.execute("INSERT INTO onednn_segments SELECT * FROM tbl")
+        rows = RowBuffer(ctx, "onednn_segments", SEGMENT_COLUMNS)
+        rows.extend({c: seg[c] for c in SEGMENT_COLUMNS} for seg in segments)
+        rows.flush()
         versions = [s["library_version"] for s in segments if s["library_version"]]
         isas = [s["isa"] for s in segments if s["isa"]]
         runtimes = [s["runtime"] for s in segments if s["runtime"]]

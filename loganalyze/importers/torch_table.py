@@ -13,7 +13,7 @@ import re
 from ..grammars import torch_table as g
 from .base import IngestContext
 from .text import read_lines
-from .trace_common import insert_profiler_rows
+from .profiler_rows import insert_profiler_rows
 
 _HEADER_RE = re.compile(r"^\s*Name\s{2,}.*(?:# of Calls|Number of Calls)")
 

@@ -14,7 +14,7 @@ How a file goes in (docs/benchmarks.md, "Trace JSON", says what it costs):
    Files DuckDB cannot read (a syntax error inside an event, duplicate keys, lone
    surrogates, fractional timestamps beyond double precision) go through the exact Python
    reader instead.
-3. ``trace_common.SpanEngine`` matches B/E and async pairs, computes nesting, self time,
+3. ``trace_spans.SpanEngine`` matches B/E and async pairs, computes nesting, self time,
    flows and kernel -> launch -> operator attribution, and writes ``trace_events``,
    ``trace_counters``, ``trace_flows``, ``gpu_kernels``, ``gpu_memops`` and
    ``gpu_api_calls``; ``trace_files`` gets the file's metadata and counts.
@@ -24,9 +24,13 @@ from __future__ import annotations
 import re
 
 from ..grammars import trace_event as te
+from ..grammars import trace_reader as tr
 from .base import IngestContext
-from .trace_common import (NeedsExactReader, SpanEngine, Workspace, find_prefix, head_categories,
-                           insert_trace_file, load_events)
+from .trace_load import load_events
+from .trace_spans import NeedsExactReader, SpanEngine
+from .trace_stage import find_prefix, head_categories
+from .trace_tables import insert_trace_file
+from .trace_workspace import Workspace
 
 _PH_RE = re.compile(rb'"ph"\s*:\s*"')
 _KINETO_KEY_RE = re.compile(rb'"(?:schemaVersion|deviceProperties|distributedInfo|baseTimeNanoseconds)"\s*:')
@@ -80,11 +84,11 @@ class TraceJsonImporter:
         insert_trace_file(
             ctx, stats, container=prefix.container, flavour=flavour, reader=load.reader, complete=complete,
             top_level_keys=keys, display_time_unit=_str(meta.get("displayTimeUnit")),
-            base_time_ns=te.metadata_int(meta.get("baseTimeNanoseconds")),
+            base_time_ns=tr.metadata_int(meta.get("baseTimeNanoseconds")),
             schema_version=_str(meta.get("schemaVersion")), trace_name=_str(meta.get("traceName")),
-            rank=te.metadata_int(dist.get("rank")), world_size=te.metadata_int(dist.get("world_size")),
-            device_properties=te.metadata_json(devprops) if devprops is not None else None,
-            metadata=te.metadata_json(meta) if meta else None, events=total,
+            rank=tr.metadata_int(dist.get("rank")), world_size=tr.metadata_int(dist.get("world_size")),
+            device_properties=tr.metadata_json(devprops) if devprops is not None else None,
+            metadata=tr.metadata_json(meta) if meta else None, events=total,
         )
         ctx.source.update(
             dialect=flavour + ("" if complete else ", cut off"),
@@ -130,7 +134,7 @@ class TraceJsonImporter:
 def _str(v) -> str | None:
     if v is None:
         return None
-    return v if isinstance(v, str) else te.metadata_json(v)
+    return v if isinstance(v, str) else tr.metadata_json(v)
 
 
 def _library_version(flavour: str, meta: dict) -> str | None:
