@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from ..inputs import SNIFF_BYTES
 from ..lines import BOM
-from .base import IngestContext, RowBuffer, arrow_types, insert_arrow
+from .base import IngestContext, RowBuffer, arrow_types, create_arrow_table, insert_arrow
 
 
 def table_rows(ctx: IngestContext, table: str) -> RowBuffer:
@@ -24,13 +24,12 @@ def table_rows(ctx: IngestContext, table: str) -> RowBuffer:
 
 
 @contextmanager
-def lookup_tables(con: duckdb.DuckDBPyConnection, **tables: tuple[str, pa.Table]) -> Iterator[None]:
-    """Small Arrow tables as temporary DuckDB tables for the statements inside, dropped
-    after: ``lookup_tables(con, _kinds=("code BIGINT, label VARCHAR", table))``."""
+def lookup_tables(con: duckdb.DuckDBPyConnection, **tables: pa.Table) -> Iterator[None]:
+    """Small Arrow tables (typed arrays) as temporary DuckDB tables for the statements
+    inside, dropped after: ``with lookup_tables(con, _kinds=table): ...``."""
     try:
-        for name, (columns, data) in tables.items():
-            con.execute(f"CREATE OR REPLACE TEMP TABLE {name} ({columns})")
-            insert_arrow(con, name, data)
+        for name, data in tables.items():
+            create_arrow_table(con, name, data, temp=True)
         yield
     finally:
         for name in tables:

@@ -154,8 +154,9 @@ class _NsysIngest:
             return
         names = [r[0] for r in rows]
         forms = [name_forms(n) for n in names]
-        tbl = pa.table({"name": names, "d": [f[0] for f in forms], "s": [f[1] for f in forms]})
-        with lookup_tables(self.con, _nf=("name VARCHAR, d VARCHAR, s VARCHAR", tbl)):
+        tbl = pa.table({"name": pa.array(names, pa.string()), "d": pa.array([f[0] for f in forms], pa.string()),
+                        "s": pa.array([f[1] for f in forms], pa.string())})
+        with lookup_tables(self.con, _nf=tbl):
             self.con.execute(
                 """UPDATE gpu_kernels SET demangled = coalesce(demangled, _nf.d),
                           short_name = coalesce(short_name, _nf.s)
@@ -180,8 +181,7 @@ class _NsysIngest:
             "label": [enum.get(c) or g.COPY_KINDS.get(c, (None, f"kind {c}"))[1] for c in codes],
         })
         mem = pa.table({"code": pa.array(list(MEMORY_KINDS), pa.int64()), "label": list(MEMORY_KINDS.values())})
-        with lookup_tables(self.con, _copykinds=("code BIGINT, short VARCHAR, label VARCHAR", kinds),
-                           _memkinds=("code BIGINT, label VARCHAR", mem)):
+        with lookup_tables(self.con, _copykinds=kinds, _memkinds=mem):
             for table in (t for t in g.MEMCPY_TABLES if self.db.has(t)):
                 self.total += self.db.count(table)
                 self.db.copy_into(self.con, "gpu_memops", table, g.MEMCPY, f"""
@@ -260,7 +260,7 @@ class _NsysIngest:
                     if kind:
                         types[int(code)] = kind
         tmap = pa.table({"code": pa.array(list(types), pa.int64()), "kind": list(types.values())})
-        with lookup_tables(con, _nvtx_types=("code BIGINT, kind VARCHAR", tmap)):
+        with lookup_tables(con, _nvtx_types=tmap):
             con.execute("""CREATE OR REPLACE TEMP TABLE _nvtx (source_id INTEGER, row_no BIGINT, text VARCHAR,
                 event_type VARCHAR, kind VARCHAR, code BIGINT, start_ns BIGINT, end_ns BIGINT, duration_ns BIGINT,
                 pid BIGINT, tid BIGINT, global_tid BIGINT, domain_id BIGINT, category BIGINT)""")

@@ -64,7 +64,7 @@ class _NvprofIngest:
             "demangled": pa.array([f[0] for f in forms], pa.string()),
             "short": pa.array([f[1] for f in forms], pa.string()),
         })
-        with lookup_tables(con, _strings=("id BIGINT, value VARCHAR, demangled VARCHAR, short VARCHAR", names)):
+        with lookup_tables(con, _strings=names):
             self.api_calls()
             self.kernels()
             self.memops()
@@ -94,7 +94,7 @@ class _NvprofIngest:
             cbids = [r[0] for r in db.fetchall(f'SELECT DISTINCT cbid FROM "{table}"')]
             names = pa.table({"cbid": pa.array(cbids, pa.int64()),
                               "name": pa.array([api_name(api, int(c)) for c in cbids], pa.string())})
-            with lookup_tables(con, _cbid=("cbid BIGINT, name VARCHAR", names)):
+            with lookup_tables(con, _cbid=names):
                 self._read(table, g.API, "gpu_api_calls", f"""
                     SELECT {self.sid} AS source_id, b.row_no, '{api}' AS api, n.name,
                            {base_api_name_sql('n.name')} AS base_name,
@@ -125,7 +125,7 @@ class _NvprofIngest:
         con = self.con
         codes = list(g.COPY_KINDS)
         kinds = pa.table({"code": pa.array(codes, pa.int64()), "short": [g.COPY_KINDS[c] for c in codes]})
-        with lookup_tables(con, _copykinds=("code BIGINT, short VARCHAR", kinds)):
+        with lookup_tables(con, _copykinds=kinds):
             for table in (t for t in g.MEMCPY_TABLES if self.db.has(t)):
                 self.total += self.db.count(table)
                 self._read(table, g.MEMCPY, "gpu_memops", f"""
