@@ -62,23 +62,25 @@ SIZE_VALUE_RE = re.compile(rf"^([-+]?(?:\d+(?:\.\d*)?|\.\d+))({'|'.join(SIZE_UNI
 DIMS_RE = re.compile(r"^\(\s*(\d+)\s+(\d+)\s+(\d+)\s*\)$")
 
 
-def scale_to_int(text: str, factor: int) -> int | None:
-    """``text`` (a decimal number) times ``factor``, exactly, rounded half-even to an
-    integer (:func:`~loganalyze.grammars.units.scale_exact`); None for an empty cell or ``-``."""
+def cell(text: str | None) -> str | None:
+    """A cell's text without surrounding blanks; None for a missing or empty cell or ``-``."""
     if text is None:
         return None
     text = text.strip()
-    if not text or text == "-":
-        return None
-    return scale_exact(text, factor)
+    return None if not text or text == "-" else text
+
+
+def scale_to_int(text: str, factor: int) -> int | None:
+    """``text`` (a decimal number) times ``factor``, exactly, rounded half-even to an
+    integer (:func:`~loganalyze.grammars.units.scale_exact`); None for an empty cell or ``-``."""
+    text = cell(text)
+    return None if text is None else scale_exact(text, factor)
 
 
 def time_to_ns(text: str, unit: str | None = None) -> int | None:
     """A time cell in ns: ``text`` in ``unit`` (CSV), or with its own suffix (text mode)."""
+    text = cell(text)
     if text is None:
-        return None
-    text = text.strip()
-    if not text or text == "-":
         return None
     if unit:
         if unit not in TIME_UNITS:
@@ -91,10 +93,9 @@ def time_to_ns(text: str, unit: str | None = None) -> int | None:
 
 
 def size_to_bytes(text: str, unit: str | None = None) -> int | None:
+    """A size cell in bytes: ``text`` in ``unit`` (CSV), or with its own suffix (text mode)."""
+    text = cell(text)
     if text is None:
-        return None
-    text = text.strip()
-    if not text or text == "-":
         return None
     if unit:
         return scale_to_int(text, BYTES_PER_UNIT[unit] if unit in SIZE_UNITS else 1)
@@ -112,10 +113,9 @@ def parse_dims(text: str) -> tuple[int | None, int | None, int | None]:
 
 
 def parse_int(text: str | None) -> int | None:
+    """An integer cell (``12``, ``12.0``); None for an empty cell or text."""
+    text = cell(text)
     if text is None:
-        return None
-    text = text.strip()
-    if not text or text == "-":
         return None
     try:
         return int(text)

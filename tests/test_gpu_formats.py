@@ -327,3 +327,14 @@ def test_one_short_name_rule_for_profiles_and_traces():
     assert short_name("void foo::operator()(int)") == "operator()"
     assert short_name("void a::b<int>::operator()(float) const") == "operator()"
     assert short_name("void ns::(anonymous namespace)::k<1>(int)") == "k"
+
+
+def test_sniffed_lines_follow_the_line_rules():
+    """A byte order mark and CRLF do not hide a report's header from sniffing."""
+    from loganalyze.importers.gpu_common import first_lines
+    from loganalyze.importers.nvprof_text import NvprofTextImporter
+
+    head = b'\xef\xbb\xbf"Start","Duration","Name"\r\nms,ms,\r\n'
+    assert first_lines(head) == ['"Start","Duration","Name"', "ms,ms,"]
+    assert NvprofTextImporter().sniff(head, "t.csv") == 75
+    assert first_lines(b"a\rb\nc") == ["a\rb", "c"]  # a bare CR stays inside its line

@@ -4,6 +4,10 @@ database and the nvprof importer, the next candidate, reads it (no importer pose
 another)."""
 from __future__ import annotations
 
+import gzip
+import io
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -44,3 +48,22 @@ def test_tables_choose_the_importer(short_heads, ingest_files, query, name, fmt)
     assert res[0].format == fmt
     assert query("SELECT format FROM sources") == [(fmt,)]
     assert query("SELECT count(*) FROM gpu_kernels")[0][0] > 0
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_profile_database_from_standard_input(monkeypatch, tmp_path, ingest_files, query, compress):
+    data = (SAMPLES / "nvprof_markers.nvvp").read_bytes()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(gzip.compress(data) if compress else data)))
+    res = ingest_files(["-"])
+    assert res[0].status == "ingested" and res[0].format == "nvprof_sqlite", res[0].message
+    assert query("SELECT count(*) FROM gpu_kernels")[0][0] == 4
+
+
+def test_cut_gzipped_database_is_an_error(tmp_path, ingest_files, query):
+    packed = gzip.compress((SAMPLES / "nsys_2024_pytorch.sqlite").read_bytes())
+    cut = tmp_path / "cut.sqlite.gz"
+    cut.write_bytes(packed[: len(packed) // 2])
+    res = ingest_files([cut])
+    assert res[0].status == "error" and "gzip stream is cut off or corrupt" in res[0].message, res[0].message
+    assert query("SELECT count(*) FROM gpu_kernels")[0][0] == 0

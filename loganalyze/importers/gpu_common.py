@@ -12,7 +12,9 @@ from typing import Iterator
 import duckdb
 import pyarrow as pa
 
-from .base import IngestContext, RowBuffer, arrow_types, insert_arrow
+from ..inputs import SNIFF_BYTES
+from ..lines import BOM
+from .base import IngestContext, RowBuffer, arrow_types, create_arrow_table, insert_arrow
 
 
 def table_rows(ctx: IngestContext, table: str) -> RowBuffer:
@@ -22,13 +24,12 @@ def table_rows(ctx: IngestContext, table: str) -> RowBuffer:
 
 
 @contextmanager
-def lookup_tables(con: duckdb.DuckDBPyConnection, **tables: tuple[str, pa.Table]) -> Iterator[None]:
-    """Small Arrow tables as temporary DuckDB tables for the statements inside, dropped
-    after: ``lookup_tables(con, _kinds=("code BIGINT, label VARCHAR", table))``."""
+def lookup_tables(con: duckdb.DuckDBPyConnection, **tables: pa.Table) -> Iterator[None]:
+    """Small Arrow tables (typed arrays) as temporary DuckDB tables for the statements
+    inside, dropped after: ``with lookup_tables(con, _kinds=table): ...``."""
     try:
-        for name, (columns, data) in tables.items():
-            con.execute(f"CREATE OR REPLACE TEMP TABLE {name} ({columns})")
-            insert_arrow(con, name, data)
+        for name, data in tables.items():
+            create_arrow_table(con, name, data, temp=True)
         yield
     finally:
         for name in tables:
@@ -48,10 +49,12 @@ def put_meta(ctx: IngestContext, items: dict) -> None:
 
 
 def first_lines(head: bytes, limit: int = 200) -> list[str]:
-    """Up to ``limit`` decoded lines of a sniffed head (the last, maybe cut, line dropped
-    when the head is longer than it)."""
-    text = head.decode("utf-8", "replace")
-    lines = text.splitlines()
-    if len(head) >= (64 << 10) and lines:
-        lines = lines[:-1]
+    """Up to ``limit`` decoded lines of a sniffed head, cut as :mod:`loganalyze.lines` cuts
+    every input (at ``\\n``; a ``\\r`` before it and a leading byte order mark dropped); the
+    last, maybe cut, line is left out when the head may be only the start of the file."""
+    if head.startswith(BOM):
+        head = head[len(BOM):]
+    lines = [line[:-1] if line.endswith("\r") else line for line in head.decode("utf-8", "replace").split("\n")]
+    if lines and (lines[-1] == "" or len(head) >= SNIFF_BYTES):
+        lines.pop()
     return lines[:limit]

@@ -21,29 +21,22 @@ from ..names import name_forms
 from .base import IngestContext, insert_arrow
 from .gpu_common import lookup_tables, put_meta
 from .nvtx_ranges import insert_nvtx_ranges
-from .sqlite_input import NSYS, SqliteFile, head_flavour, profile_database
+from .sqlite_input import NSYS, SqliteFile, SqliteProfileImporter
 
 #: CUPTI memory kinds (CUpti_ActivityMemoryKind)
 MEMORY_KINDS = {0: "Unknown", 1: "Pageable", 2: "Pinned", 3: "Device", 4: "Array", 5: "Managed",
                 6: "Device Static", 7: "Managed Static"}
 
 
-class NsysSqliteImporter:
-    """Nsight Systems SQLite exports.  An SQLite file whose first bytes do not show its
-    tables is claimed here first; when its tables show an nvprof database, this importer
-    declines it and :class:`~loganalyze.importers.nvprof_sqlite.NvprofSqliteImporter`,
-    the next candidate, reads it."""
+class NsysSqliteImporter(SqliteProfileImporter):
+    """Nsight Systems SQLite exports; tried first for an SQLite file whose first bytes do
+    not show its tables (an nvprof one it declines, for the nvprof importer)."""
 
-    format = "nsys_sqlite"
+    format, flavour, unsure_score = "nsys_sqlite", NSYS, 60
 
-    def sniff(self, head: bytes, name: str) -> int:
-        """95 for an export, 60 for an SQLite file whose tables will tell, else 0."""
-        return {NSYS: 95, "sqlite": 60}.get(head_flavour(head), 0)
-
-    def ingest(self, ctx: IngestContext) -> None:
-        """Read the export; an InputError when it is none (an nvprof database included)."""
-        with profile_database(ctx, NSYS) as db:
-            _NsysIngest(ctx, db).run()
+    def read(self, ctx: IngestContext, db: SqliteFile) -> None:
+        """Read the open export."""
+        _NsysIngest(ctx, db).run()
 
 
 class _NsysIngest:
@@ -161,8 +154,9 @@ class _NsysIngest:
             return
         names = [r[0] for r in rows]
         forms = [name_forms(n) for n in names]
-        tbl = pa.table({"name": names, "d": [f[0] for f in forms], "s": [f[1] for f in forms]})
-        with lookup_tables(self.con, _nf=("name VARCHAR, d VARCHAR, s VARCHAR", tbl)):
+        tbl = pa.table({"name": pa.array(names, pa.string()), "d": pa.array([f[0] for f in forms], pa.string()),
+                        "s": pa.array([f[1] for f in forms], pa.string())})
+        with lookup_tables(self.con, _nf=tbl):
             self.con.execute(
                 """UPDATE gpu_kernels SET demangled = coalesce(demangled, _nf.d),
                           short_name = coalesce(short_name, _nf.s)
@@ -187,8 +181,7 @@ class _NsysIngest:
             "label": [enum.get(c) or g.COPY_KINDS.get(c, (None, f"kind {c}"))[1] for c in codes],
         })
         mem = pa.table({"code": pa.array(list(MEMORY_KINDS), pa.int64()), "label": list(MEMORY_KINDS.values())})
-        with lookup_tables(self.con, _copykinds=("code BIGINT, short VARCHAR, label VARCHAR", kinds),
-                           _memkinds=("code BIGINT, label VARCHAR", mem)):
+        with lookup_tables(self.con, _copykinds=kinds, _memkinds=mem):
             for table in (t for t in g.MEMCPY_TABLES if self.db.has(t)):
                 self.total += self.db.count(table)
                 self.db.copy_into(self.con, "gpu_memops", table, g.MEMCPY, f"""
@@ -267,7 +260,7 @@ class _NsysIngest:
                     if kind:
                         types[int(code)] = kind
         tmap = pa.table({"code": pa.array(list(types), pa.int64()), "kind": list(types.values())})
-        with lookup_tables(con, _nvtx_types=("code BIGINT, kind VARCHAR", tmap)):
+        with lookup_tables(con, _nvtx_types=tmap):
             con.execute("""CREATE OR REPLACE TEMP TABLE _nvtx (source_id INTEGER, row_no BIGINT, text VARCHAR,
                 event_type VARCHAR, kind VARCHAR, code BIGINT, start_ns BIGINT, end_ns BIGINT, duration_ns BIGINT,
                 pid BIGINT, tid BIGINT, global_tid BIGINT, domain_id BIGINT, category BIGINT)""")

@@ -21,25 +21,20 @@ from ..names import name_forms
 from .base import IngestContext, insert_arrow
 from .gpu_common import lookup_tables, put_meta
 from .nvtx_ranges import insert_nvtx_ranges
-from .sqlite_input import NVPROF, SqliteFile, head_flavour, profile_database
+from .sqlite_input import NVPROF, SqliteFile, SqliteProfileImporter
 
 GTID = "((b.pid::BIGINT << 32) | (b.tid::BIGINT & 4294967295))"
 
 
-class NvprofSqliteImporter:
-    """nvprof databases; also the second candidate for an SQLite file whose first bytes do
-    not show its tables (the Nsight Systems importer, tried first, declines an nvprof one)."""
+class NvprofSqliteImporter(SqliteProfileImporter):
+    """nvprof databases; the second candidate for an SQLite file whose first bytes do not
+    show its tables (after the Nsight Systems importer, which declines an nvprof one)."""
 
-    format = "nvprof_sqlite"
+    format, flavour, unsure_score = "nvprof_sqlite", NVPROF, 50
 
-    def sniff(self, head: bytes, name: str) -> int:
-        """95 for an nvprof database, 50 for an SQLite file whose tables will tell, else 0."""
-        return {NVPROF: 95, "sqlite": 50}.get(head_flavour(head), 0)
-
-    def ingest(self, ctx: IngestContext) -> None:
-        """Read the database; an InputError when it is none."""
-        with profile_database(ctx, NVPROF) as db:
-            _NvprofIngest(ctx, db).run()
+    def read(self, ctx: IngestContext, db: SqliteFile) -> None:
+        """Read the open database."""
+        _NvprofIngest(ctx, db).run()
 
 
 class _NvprofIngest:
@@ -69,7 +64,7 @@ class _NvprofIngest:
             "demangled": pa.array([f[0] for f in forms], pa.string()),
             "short": pa.array([f[1] for f in forms], pa.string()),
         })
-        with lookup_tables(con, _strings=("id BIGINT, value VARCHAR, demangled VARCHAR, short VARCHAR", names)):
+        with lookup_tables(con, _strings=names):
             self.api_calls()
             self.kernels()
             self.memops()
@@ -99,7 +94,7 @@ class _NvprofIngest:
             cbids = [r[0] for r in db.fetchall(f'SELECT DISTINCT cbid FROM "{table}"')]
             names = pa.table({"cbid": pa.array(cbids, pa.int64()),
                               "name": pa.array([api_name(api, int(c)) for c in cbids], pa.string())})
-            with lookup_tables(con, _cbid=("cbid BIGINT, name VARCHAR", names)):
+            with lookup_tables(con, _cbid=names):
                 self._read(table, g.API, "gpu_api_calls", f"""
                     SELECT {self.sid} AS source_id, b.row_no, '{api}' AS api, n.name,
                            {base_api_name_sql('n.name')} AS base_name,
@@ -130,7 +125,7 @@ class _NvprofIngest:
         con = self.con
         codes = list(g.COPY_KINDS)
         kinds = pa.table({"code": pa.array(codes, pa.int64()), "short": [g.COPY_KINDS[c] for c in codes]})
-        with lookup_tables(con, _copykinds=("code BIGINT, short VARCHAR", kinds)):
+        with lookup_tables(con, _copykinds=kinds):
             for table in (t for t in g.MEMCPY_TABLES if self.db.has(t)):
                 self.total += self.db.count(table)
                 self._read(table, g.MEMCPY, "gpu_memops", f"""

@@ -48,9 +48,7 @@ def insert_nvtx_ranges(con, domains: dict, op_kinds: tuple[str, ...] | None = ("
     ops = nvtx_op_table(texts)
     dom = pa.table({"domain_id": pa.array([int(k) for k in domains if k is not None], pa.int64()),
                     "domain": pa.array([v for k, v in domains.items() if k is not None], pa.string())})
-    with lookup_tables(con, _ops=("text VARCHAR, op VARCHAR, seq BIGINT, direction VARCHAR, shapes VARCHAR, "
-                                  "flops DOUBLE, bytes DOUBLE", ops),
-                       _domains=("domain_id BIGINT, domain VARCHAR", dom)):
+    with lookup_tables(con, _ops=ops, _domains=dom):
         con.execute(NVTX_INSERT_SQL)
 
 

@@ -11,9 +11,7 @@ its first bytes (sniffing) and from its table list (once open).
 """
 from __future__ import annotations
 
-import gzip
 import os
-import shutil
 import sqlite3
 import tempfile
 from contextlib import contextmanager
@@ -62,6 +60,30 @@ def sqlite_flavour(db: "SqliteFile") -> str | None:
     return None
 
 
+class SqliteProfileImporter:
+    """An importer of one profiler's SQLite databases (``flavour``).  It claims a file whose
+    first bytes show that flavour at 95, and one whose first bytes do not show its tables at
+    ``unsure_score`` (the importers try in score order); once open, the tables decide, and
+    it declines a database of the other flavour, which the next candidate then reads."""
+
+    format: str
+    flavour: str
+    unsure_score: int
+
+    def sniff(self, head: bytes, name: str) -> int:
+        """How sure this importer is that ``head`` starts one of its databases (0-100)."""
+        return {self.flavour: 95, "sqlite": self.unsure_score}.get(head_flavour(head), 0)
+
+    def ingest(self, ctx: IngestContext) -> None:
+        """Read the database; an InputError when it is not one of this flavour."""
+        with profile_database(ctx, self.flavour) as db:
+            self.read(ctx, db)
+
+    def read(self, ctx: IngestContext, db: "SqliteFile") -> None:
+        """Read the open database ``db`` into the store."""
+        raise NotImplementedError
+
+
 @contextmanager
 def profile_database(ctx: IngestContext, flavour: str) -> Iterator["SqliteFile"]:
     """The input opened as the ``flavour`` profiler's database, closed after use; an
@@ -103,11 +125,7 @@ class SqliteFile:
         self._tmp: str | None = None
         self.stream_error: InputError | None = None
         self._prefetched: dict = {}
-        path = ctx.file.path
-        if ctx.file.compression == "gzip":
-            path = self._gunzip(path)
-        if ctx.file.sha256 is None:
-            ctx.file.compute_sha256()
+        path = self._gunzip() if ctx.file.compression == "gzip" else ctx.file.local_path
         self.path = path
         self.uri = self._uri(path)
         try:
@@ -124,15 +142,21 @@ class SqliteFile:
             except sqlite3.DatabaseError as exc:
                 ctx.warnings.append(f"{self.display}: table {name} cannot be read ({exc})")
 
-    def _gunzip(self, path: str) -> str:
+    def _gunzip(self) -> str:
+        """The decompressed database in a temporary file, through the one input layer.  An
+        SQLite file cut short is no database: a damaged gzip stream is an error here."""
         fd, tmp = tempfile.mkstemp(prefix="loganalyze-", suffix=".sqlite")
         self._tmp = tmp
+        file = self.ctx.file
         try:
-            with os.fdopen(fd, "wb") as out, gzip.open(path, "rb") as src:
-                shutil.copyfileobj(src, out, 16 << 20)
-        except (OSError, EOFError) as exc:
+            with os.fdopen(fd, "wb") as out:
+                for chunk in file.chunks(progress=self.ctx.progress):
+                    out.write(chunk)
+            if file.truncated:
+                raise InputError(f"{self.display}: gzip stream is cut off or corrupt ({file.damage})")
+        except BaseException:
             self.close()
-            raise InputError(f"{path}: gzip stream is cut off or corrupt ({exc})") from None
+            raise
         return tmp
 
     def _uri(self, path: str) -> str:
