@@ -124,11 +124,12 @@ class IngestContext:
         if not self._skipped:
             return
         nums, reasons, texts = zip(*self._skipped)
+        types = arrow_types(self.con, "skipped_lines")
         insert_arrow(self.con, "skipped_lines", pa.table({
-            "source_id": pa.array([self.source_id] * len(nums), pa.int32()),
-            "line_no": pa.array(nums, pa.int64()),
-            "reason": pa.array(reasons, pa.string()),
-            "text": pa.array(texts, pa.string()),
+            "source_id": pa.array([self.source_id] * len(nums), types["source_id"]),
+            "line_no": pa.array(nums, types["line_no"]),
+            "reason": pa.array(reasons, types["reason"]),
+            "text": pa.array(texts, types["text"]),
         }))
         self._skipped.clear()
 
@@ -204,6 +205,7 @@ class RowBuffer:
         self.types = {c: types[c] for c in self.columns}
         if "source_id" in self.types or "source_id" not in types:
             self.source_id = None  # the rows carry it, or the table has none
+        self._source_id_type = types.get("source_id")
         self._cols: dict[str, list] = {c: [] for c in self.columns}
         self.count = 0  # rows waiting
         self.total = 0  # rows inserted
@@ -227,7 +229,7 @@ class RowBuffer:
             return
         arrays = {c: pa.array(v, self.types[c]) for c, v in self._cols.items()}
         if self.source_id is not None:
-            arrays["source_id"] = pa.array([self.source_id] * self.count, pa.int32())
+            arrays["source_id"] = pa.array([self.source_id] * self.count, self._source_id_type)
         insert_arrow(self.con, self.table, pa.table(arrays), self.select)
         self.total += self.count
         self._cols = {c: [] for c in self.columns}
