@@ -19,7 +19,6 @@ class ContainerError(Exception):
 
 
 #: number literal or the JSON-ish constants Python's json module accepts
-_WS = b" \t\r\n"
 _BOM = b"\xef\xbb\xbf"
 
 

@@ -89,7 +89,7 @@ class MatchingSteps:
         cats = te.ASYNC_OP_CATEGORIES
         cand = self.con.execute(
             f"""SELECT r, name FROM _ev WHERE ph IN ('b', 'S') AND problem IS NULL
-                AND cat IN ({te._sql_list(cats)})"""
+                AND cat IN ({te.sql_list(cats)})"""
         ).fetchall()
         if cand:
             sync = {r[0] for r in self.con.execute(
