@@ -11,7 +11,7 @@ from typing import List, Optional
 
 import typer
 
-from . import __version__
+from .version import __version__
 
 DEFAULT_DB = "loganalyze.duckdb"
 

@@ -30,6 +30,8 @@ COMMENT ON COLUMN sources.warnings IS 'what ingest warned about for this file';
 COMMENT ON COLUMN sources.ingested_at IS 'when the file was ingested';
 COMMENT ON COLUMN sources.loganalyze_version IS 'version of loganalyze that ingested the file';
 
+COMMENT ON COLUMN sources.truncated IS 'damaged or cut-off compressed input: only the complete records before the damage were read (a warning says so)';
+
 COMMENT ON TABLE skipped_lines IS 'Input that could not be used, one row per skipped line, row or event, with its reason';
 COMMENT ON COLUMN skipped_lines.source_id IS 'file (sources.source_id)';
 COMMENT ON COLUMN skipped_lines.line_no IS '1-based line number (text inputs), row id (SQLite inputs) or 0-based position in the event array (trace JSON)';
