@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-__version__ = "0.2.0"
+from .version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
     from .api import Database, LoganalyzeError, Rows

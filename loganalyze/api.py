@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Literal, Sequence
 
-from .query import QueryError
+from .query.errors import QueryError
 from .store import DEFAULT_WAIT_S, Store, StoreError, default_db_path
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -7,11 +7,12 @@ Only typer is imported at start-up; each command imports what it needs.
 from __future__ import annotations
 
 import sys
-from typing import List, Optional
+from contextlib import contextmanager
+from typing import Iterator, List, Optional
 
 import typer
 
-from . import __version__
+from .version import __version__
 
 DEFAULT_DB = "loganalyze.duckdb"
 
@@ -68,6 +69,20 @@ def _open(db: Optional[str], read_only: bool, wait: float = WAIT_DEFAULT):
         return connect(db, read_only=read_only, wait=wait, on_wait=lambda msg: typer.echo(msg, err=True))
     except LoganalyzeError as exc:
         _fail(str(exc))
+
+
+@contextmanager
+def _database(db: Optional[str], wait: float, read_only: bool = True) -> Iterator:
+    """The database for one command: a LoganalyzeError is one line and exit 2; always closed."""
+    from .api import LoganalyzeError
+
+    database = _open(db, read_only=read_only, wait=wait)
+    try:
+        yield database
+    except LoganalyzeError as exc:
+        _fail(str(exc))
+    finally:
+        database.close()
 
 
 def _show(result, fmt: str) -> None:
@@ -187,12 +202,9 @@ def summary_cmd(
     loganalyze summary --by kernel --source trace.json.gz --format json;
     loganalyze summary --benchdnn --top 5
     """
-    from .api import LoganalyzeError
-
     _check_format(fmt)
-    database = _open(db, read_only=True, wait=wait)
     compact = fmt in ("table", "markdown") and not wide
-    try:
+    with _database(db, wait) as database:
         if benchdnn:
             for comment, line in database.benchdnn(top=top or 10, run=run, source=source):
                 typer.echo(comment)
@@ -200,20 +212,16 @@ def summary_cmd(
             return
         if by is None and family is None:
             parts = database.summaries(run=run, source=source, top=top, output="rows", wide=not compact)
+            if len(parts) > 1 and fmt in ("json", "csv"):
+                _fail("the database holds several families (" + ", ".join(p.family for p in parts)
+                      + "): choose one with --by or --family for csv and json")
             for i, part in enumerate(parts):
-                if len(parts) > 1 and fmt in ("table", "markdown"):
+                if len(parts) > 1:
                     typer.echo(("\n" if i else "") + f"# {part.family}: by {','.join(part.by)}")
-                if len(parts) > 1 and fmt in ("json", "csv") and i == 0:
-                    _fail("the database holds several families (" + ", ".join(p.family for p in parts)
-                          + "): choose one with --by or --family for csv and json")
                 _show(part.result, fmt)
             return
         result = database.summary(by=by, run=run, source=source, top=top, family=family, names=names,
                                   output="rows", wide=not compact)
-    except LoganalyzeError as exc:
-        _fail(str(exc))
-    finally:
-        database.close()
     _show(result, fmt)
 
 
@@ -230,18 +238,11 @@ def sql(
     Example: loganalyze sql "SELECT kind, count(*), sum(time_ms) FROM onednn_primitives
     WHERE op_class = 'exec' GROUP BY kind ORDER BY 3 DESC"
     """
-    from .api import LoganalyzeError
-
     _check_format(fmt)
     if not query.strip():
         _fail("empty query")
-    database = _open(db, read_only=True, wait=wait)
-    try:
+    with _database(db, wait) as database:
         result = database.sql(query, output="rows")
-    except LoganalyzeError as exc:
-        _fail(str(exc))
-    finally:
-        database.close()
     if result.columns:
         _show(result, fmt)
 
@@ -254,16 +255,9 @@ def sources(
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
 ):
     """List the files in the database with their format, dialect and line counts."""
-    from .api import LoganalyzeError
-
     _check_format(fmt)
-    database = _open(db, read_only=True, wait=wait)
-    try:
+    with _database(db, wait) as database:
         result = database.sources(wide=fmt != "table", run=run, output="rows")
-    except LoganalyzeError as exc:
-        _fail(str(exc))
-    finally:
-        database.close()
     _show(result, fmt)
 
 
@@ -276,16 +270,9 @@ def skipped(
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
 ):
     """Show skipped input lines with their line number and reason."""
-    from .api import LoganalyzeError
-
     _check_format(fmt)
-    database = _open(db, read_only=True, wait=wait)
-    try:
+    with _database(db, wait) as database:
         result = database.skipped(source=source, limit=limit, output="rows")
-    except LoganalyzeError as exc:
-        _fail(str(exc))
-    finally:
-        database.close()
     _show(result, fmt)
 
 
@@ -301,11 +288,8 @@ def runs_list(
     if ctx.invoked_subcommand is not None:
         return
     _check_format(fmt)
-    database = _open(db, read_only=True, wait=wait)
-    try:
+    with _database(db, wait) as database:
         result = database.runs(output="rows")
-    finally:
-        database.close()
     _show(result, fmt)
 
 
@@ -332,21 +316,15 @@ def runs_relabel(
 
 
 def _change_runs(db, wait, change, message) -> None:
-    from .api import LoganalyzeError
-    from .store import default_db_path
-
     import os
+
+    from .store import default_db_path
 
     path = db or default_db_path()
     if not os.path.exists(path):
         _fail(f"{path}: no database here; run 'loganalyze ingest' first")
-    database = _open(db, read_only=False, wait=wait)
-    try:
+    with _database(db, wait, read_only=False) as database:
         n = change(database)
-    except LoganalyzeError as exc:
-        _fail(str(exc))
-    finally:
-        database.close()
     typer.echo(message(n))
 
 
@@ -368,13 +346,10 @@ def export(
 
     Example: loganalyze export --chrome-trace timeline.json.gz
     """
-    from .api import LoganalyzeError
-
     from .progress import LazyBar
 
     if not chrome_trace:
         _fail("choose an export format: --chrome-trace FILE")
-    database = _open(db, read_only=True, wait=wait)
     bars: list[LazyBar] = []
 
     def progress(total: int):
@@ -384,14 +359,12 @@ def export(
         return bars[-1].update
 
     try:
-        stats = database.export_chrome_trace(chrome_trace, run=run, source=source, onednn=not no_onednn,
-                                             progress=progress)
-    except LoganalyzeError as exc:
-        _fail(str(exc))
+        with _database(db, wait) as database:
+            stats = database.export_chrome_trace(chrome_trace, run=run, source=source, onednn=not no_onednn,
+                                                 progress=progress)
     finally:
         for bar in bars:
             bar.close()
-        database.close()
     if chrome_trace != "-":
         typer.echo(f"wrote {chrome_trace}: {stats.events} trace events and {stats.onednn_events} oneDNN events "
                    f"from {len(stats.sources)} file(s)", err=True)

@@ -15,7 +15,7 @@ from typing import Callable, Iterator
 
 import duckdb
 
-from . import __version__
+from .version import __version__
 from .importers import IngestContext, candidate_importers, fallback_importer, known_formats
 from .inputs import InputError, InputFile, expand_paths, is_probably_binary
 from .signals import is_interrupt, signal_exit_code

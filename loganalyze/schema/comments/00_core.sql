@@ -29,7 +29,8 @@ COMMENT ON COLUMN sources.segments IS 'oneDNN: runs found in the file, each info
 COMMENT ON COLUMN sources.warnings IS 'what ingest warned about for this file';
 COMMENT ON COLUMN sources.ingested_at IS 'when the file was ingested';
 COMMENT ON COLUMN sources.loganalyze_version IS 'version of loganalyze that ingested the file';
-COMMENT ON COLUMN sources.truncated IS 'the compressed input is cut off or corrupt: only the records before the damage were read (the warning says how many)';
+
+COMMENT ON COLUMN sources.truncated IS 'damaged or cut-off compressed input: only the complete records before the damage were read (a warning says so)';
 
 COMMENT ON TABLE skipped_lines IS 'Input that could not be used, one row per skipped line, row or event, with its reason';
 COMMENT ON COLUMN skipped_lines.source_id IS 'file (sources.source_id)';
