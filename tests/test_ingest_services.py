@@ -49,7 +49,8 @@ def test_finish_fills_counts_and_warns(ctx):
     ctx.skip(4, "malformed: bad")
     ctx.finish(10, 6)
     assert ctx.source == {"lines_total": 10, "lines_parsed": 6, "lines_skipped": 1, "lines_non_verbose": 3}
-    assert ctx.warnings == [f"{ctx.file.path}: 1 line(s) skipped (first: line 4, malformed: bad)"]
+    assert ctx.warnings == [f"{ctx.file.path}: 1 line(s) skipped (first: line 4, malformed: bad; "
+                            "see 'loganalyze skipped')"]
     assert skipped_rows(ctx) == [(7, 4, "malformed: bad", None)]
 
 

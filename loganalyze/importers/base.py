@@ -167,7 +167,8 @@ class IngestContext:
         self.note_damage(parsed, what)
         if warn and skipped:
             first = self.first_skip()
-            self.warnings.append(f"{path}: {skipped} {unit}(s) skipped (first: {unit} {first[0]}, {first[1]})")
+            self.warnings.append(f"{path}: {skipped} {unit}(s) skipped (first: {unit} {first[0]}, {first[1]}; "
+                                 "see 'loganalyze skipped')")
 
     def note_damage(self, kept: int | None = None, what: str = "record") -> None:
         """The one policy for damaged compressed input: when ``file.damage`` is set, flag the
