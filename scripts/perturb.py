@@ -69,19 +69,35 @@ def perturb_onednn(src: Path, dst: Path, slow: str | None = None, factor: float 
 
 def perturb_trace(src: Path, dst: Path, slow: str | None = None, factor: float = 1.3,
                   noise: float = 0.0, seed: int = 1) -> int:
-    """Scale the duration of every complete event named ``slow``; noise on the duration of
-    every complete event.  Nothing moves: a scaled event may end after its next sibling
+    """Scale the duration of every complete event (or B/E pair) named ``slow``; noise on the
+    duration of every one.  Nothing moves: a scaled event may end after its next sibling
     starts (as when a profiler's clocks jitter).  Returns the number of events slowed."""
     doc = json.loads(_read_text(src))
     events = doc["traceEvents"] if isinstance(doc, dict) else doc
     rng, slowed = random.Random(seed), 0
+    open_begins: dict[tuple, list[dict]] = {}
     for ev in events:
-        if isinstance(ev, dict) and ev.get("ph") == "X" and isinstance(ev.get("dur"), (int, float)):
-            scale = _factor(rng, noise)
-            if slow is not None and ev.get("name") == slow:
-                scale *= factor
-                slowed += 1
-            ev["dur"] = round(ev["dur"] * scale, 3)
+        if not isinstance(ev, dict):
+            continue
+        ph, key = ev.get("ph"), (str(ev.get("pid")), str(ev.get("tid")))
+        if ph == "B":
+            open_begins.setdefault(key, []).append(ev)
+            continue
+        if ph == "X" and isinstance(ev.get("dur"), (int, float)):
+            begin, length = None, ev["dur"]
+        elif ph == "E" and open_begins.get(key) and isinstance(ev.get("ts"), (int, float)):
+            begin = open_begins[key].pop()
+            length = ev["ts"] - begin["ts"]
+        else:
+            continue
+        scale = _factor(rng, noise)
+        if slow is not None and (begin or ev).get("name") == slow:
+            scale *= factor
+            slowed += 1
+        if begin is None:
+            ev["dur"] = round(length * scale, 3)
+        else:  # B/E pair: the E moves
+            ev["ts"] = round(begin["ts"] + length * scale, 3)
     _write_text(dst, json.dumps(doc))
     return slowed
 
