@@ -93,13 +93,21 @@ def test_bad_policy_files(tmp_path, text, msg):
         load_policy(str(path))
 
 
-def test_cli_exit_codes_and_options(tmp_path):
-    log = SAMPLES / "onednn" / "torch2.13_onednn_v3_all.log.gz"
+LOG = SAMPLES / "onednn" / "torch2.13_onednn_v3_all.log.gz"
+
+
+def _two_runs(tmp_path, factor: float, labels: tuple[str, str]) -> str:
+    """A database with LOG as run labels[0] and LOG with convolution slowed as labels[1]."""
     slow = tmp_path / "slow.log"
-    perturb(log, slow, slow="convolution", factor=1.08)
+    perturb(LOG, slow, slow="convolution", factor=factor)
     db = str(tmp_path / "runs.duckdb")
-    ingest_run(db, "base", log)
-    ingest_run(db, "cand", slow)
+    ingest_run(db, labels[0], LOG)
+    ingest_run(db, labels[1], slow)
+    return db
+
+
+def test_cli_exit_codes_and_options(tmp_path):
+    db = _two_runs(tmp_path, 1.08, ("base", "cand"))
     r = invoke_cli("check", "base", "cand", "--db", db)
     assert r.exit_code == 0 and "WARN" in r.stdout, r.output
     r = invoke_cli("check", "base", "cand", "--db", db, "--fail", "7%")  # 8 calls: +8% is not significant
@@ -119,12 +127,7 @@ def test_cli_exit_codes_and_options(tmp_path):
 
 
 def test_check_records_the_verdict_for_last_good(tmp_path):
-    log = SAMPLES / "onednn" / "torch2.13_onednn_v3_all.log.gz"
-    slow = tmp_path / "slow.log"
-    perturb(log, slow, slow="convolution", factor=1.5)
-    db = str(tmp_path / "runs.duckdb")
-    ingest_run(db, "n1", log)
-    ingest_run(db, "n2", slow)
+    db = _two_runs(tmp_path, 1.5, ("n1", "n2"))
     assert invoke_cli("check", "@previous", "n2", "--db", db).exit_code == 1
     ingest_run(db, "n3", SAMPLES / "onednn" / "torch2.13_onednn_v3_exec.log")
     r = invoke_cli("check", "@last-good", "n3", "--db", db, "--json", "-")

@@ -72,11 +72,11 @@ def trend_charts(report: Report, items: list[dict]) -> str:
             continue
         values = list(part[f"{stat}_us"])
         lo, hi = min(values), max(values)
-        span = (hi - lo) or (abs(hi) or 1.0)
+        top = hi * 1.1 or 1.0  # the axis starts at 0: a 3 % wobble looks like one
         pts = []
         for run, value in zip(part["run"], values):
             x = pad + (w - 2 * pad) * runs.index(run) / max(1, len(runs) - 1)
-            y = h - pad - (h - 2 * pad) * ((value - lo) / span if hi != lo else 0.5)
+            y = h - pad - (h - 2 * pad) * value / top
             pts.append((x, y, run, value))
         drift = str(part["drift"].iloc[-1]) if "drift" in part else ""
         colour = COLOURS["fail"] if drift == "slower" else CAND_COLOUR
@@ -87,6 +87,7 @@ def trend_charts(report: Report, items: list[dict]) -> str:
         for x, y, run, value in pts:
             svg.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}"><title>{escape(str(run))}: '
                        f'{fmt_us(value)} µs</title></circle>')
+        svg.append(f'<line x1="{pad}" y1="{h - pad}" x2="{w - pad}" y2="{h - pad}" stroke="#bbb"/>')
         svg.append(f'<text x="{pad}" y="{h - 6}" font-size="10">{fmt_us(lo)}–{fmt_us(hi)} µs over '
                    f'{len(pts)} runs{" (drift: " + drift + ")" if drift else ""}</text></svg>')
         charts.append(f'<div class="trend"><div title="{escape(item)}">{escape(family)}: '
