@@ -52,31 +52,96 @@ def _has_table(con, name: str) -> bool:
         [name]).fetchall()[0][0])
 
 
-def export_chrome_trace(con, out, source_ids: list[int] | None = None, run: str | None = None,
-                        onednn: bool = True) -> ExportStats:
-    """Write the trace to ``out`` (a text stream).  Returns what was written."""
-    stats = ExportStats()
-    where, params = [], []
-    if source_ids:
-        where.append(f"s.source_id IN ({', '.join(str(int(x)) for x in source_ids)})")
-    if run is not None:
-        where.append("s.run_label = ?")
-        params.append(run)
+class ExportError(Exception):
+    """Nothing to export, or the output cannot be written (one line for the user)."""
+
+
+def plan_sources(con, source_ids: list[int] | None = None, run: str | None = None,
+                 onednn: bool = True) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+    """The trace files and timestamped oneDNN logs an export would write: (id, name) pairs."""
+    from .query.filters import source_filter
+
+    where, params = source_filter(run, source_ids, "s.")
     cond = (" AND " + " AND ".join(where)) if where else ""
     trace_sources = con.execute(
         f"""SELECT s.source_id, s.name FROM sources s
             WHERE EXISTS (SELECT 1 FROM trace_events e WHERE e.source_id = s.source_id){cond}
             ORDER BY s.source_id""", params).fetchall()
     dnn_sources = []
-    if onednn and _has_table(con, "onednn"):
+    if onednn and _has_table(con, "onednn_events"):
         dnn_sources = con.execute(
             f"""SELECT s.source_id, s.name FROM sources s
                 WHERE EXISTS (SELECT 1 FROM onednn_events e WHERE e.source_id = s.source_id AND e.ts_ms IS NOT NULL
                               AND e.time_ms IS NOT NULL){cond}
                 ORDER BY s.source_id""", params).fetchall()
+    return trace_sources, dnn_sources
+
+
+def write_chrome_trace(con, path: str, source_ids: list[int] | None = None, run: str | None = None,
+                       onednn: bool = True, filtered: bool = False, progress=None) -> ExportStats:
+    """Export to ``path`` ('-': stdout; '.gz': compressed) through a temporary file renamed
+    into place at the end, so that a failed or empty export leaves no file behind.
+    ``progress(total_events)``, when given, returns a callback taking the events written."""
+    import os
+    import tempfile
+
+    plan = plan_sources(con, source_ids, run, onednn)
+    if not plan[0] and not plan[1]:
+        raise ExportError("nothing to export: no trace events or timestamped oneDNN verbose lines"
+                          + (" for the chosen sources" if filtered else ""))
+    report = progress(count_events(con, plan)) if progress else None
+    if path == "-":
+        with _NoClose(sys.stdout) as out:
+            return export_chrome_trace(con, out, plan=plan, progress=report)
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".loganalyze-export-", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise ExportError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "wb") as raw:
+            stream = gzip.GzipFile(fileobj=raw, mode="wb") if path.endswith(".gz") else raw
+            with io.TextIOWrapper(stream, encoding="utf-8") as out:
+                stats = export_chrome_trace(con, out, plan=plan, progress=report)
+        os.replace(tmp, path)
+    except OSError as exc:
+        _remove(tmp)
+        raise ExportError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    except BaseException:
+        _remove(tmp)
+        raise
+    return stats
+
+
+def _remove(path: str) -> None:
+    import os
+
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def count_events(con, plan) -> int:
+    """How many events an export of ``plan`` writes at most (for a progress bar)."""
+    trace_ids = [sid for sid, _ in plan[0]] or [-1]
+    dnn_ids = [sid for sid, _ in plan[1]] or [-1]
+    return con.execute(
+        f"""SELECT (SELECT count(*) FROM trace_events WHERE source_id IN ({', '.join(map(str, trace_ids))}))
+                 + (SELECT count(*) FROM onednn_events WHERE source_id IN ({', '.join(map(str, dnn_ids))}))"""
+    ).fetchall()[0][0]
+
+
+def export_chrome_trace(con, out, source_ids: list[int] | None = None, run: str | None = None,
+                        onednn: bool = True, plan=None, progress=None) -> ExportStats:
+    """Write the trace to ``out`` (a text stream).  Returns what was written.  ``progress``,
+    when given, is called with the number of events written so far."""
+    stats = ExportStats()
+    trace_sources, dnn_sources = plan or plan_sources(con, source_ids, run, onednn)
     several = len(trace_sources) + len(dnn_sources) > 1
     out.write('{"traceEvents": [\n')
     first = [True]
+    written = [0]
 
     def emit(ev: dict) -> None:
         """One event; values of type :class:`Raw` are written as they are (exact numbers)."""
@@ -86,6 +151,9 @@ def export_chrome_trace(con, out, source_ids: list[int] | None = None, run: str 
             parts.append(f"{json.dumps(k)}:{text}")
         out.write(("" if first[0] else ",\n") + "{" + ",".join(parts) + "}")
         first[0] = False
+        written[0] += 1
+        if progress is not None and written[0] % 10_000 == 0:
+            progress(written[0])
 
     next_pid = [1]
     for sid, name in trace_sources:
@@ -195,15 +263,6 @@ def _export_onednn_source(con, sid: int, name: str, next_pid: list, emit) -> int
                   "ts": Raw(f"{ts_ms * 1000:.3f}"), "dur": Raw(f"{time_ms * 1000:.3f}"), "args": args})
             n += 1
     return n
-
-
-def open_output(path: str):
-    """A text stream for ``path`` ('-' is stdout; a .gz name is gzip-compressed)."""
-    if path == "-":
-        return _NoClose(sys.stdout)
-    if path.endswith(".gz"):
-        return io.TextIOWrapper(gzip.open(path, "wb"), encoding="utf-8")
-    return open(path, "w", encoding="utf-8")
 
 
 class _NoClose:

@@ -17,7 +17,7 @@ from typing import Callable, Iterator
 import duckdb
 
 from . import __version__
-from .importers import IngestContext, candidate_importers, fallback_importer
+from .importers import IngestContext, candidate_importers, fallback_importer, known_formats
 from .inputs import InputError, InputFile, expand_paths, is_probably_binary
 from .store import Store
 
@@ -73,8 +73,9 @@ def ingest_file(store: Store, path: str, run_label: str | None = None, progress_
         if store.has_size(file.size):  # cheap pre-check before hashing twice
             dup = store.source_by_sha(file.compute_sha256())
             if dup:
-                return IngestResult(path, "duplicate", f"{path}: already ingested as source {dup[0]} ({dup[1]})",
-                                    source_id=dup[0])
+                return _duplicate(path, dup)
+        claimed = any(c.format != fallback_importer().format for c in candidates) or \
+            fallback_importer().sniff(head, file.name) > 0
         first_error: InputError | None = None
         for importer in candidates:  # most likely first; the next one when it finds nothing it reads
             try:
@@ -83,12 +84,13 @@ def ingest_file(store: Store, path: str, run_label: str | None = None, progress_
             except InputError as exc:
                 first_error = first_error or exc
         else:
+            if not claimed:
+                raise InputError(f"{path}: not a recognised format (tried: {', '.join(known_formats())})")
             raise first_error or InputError(f"{path}: no reader for this file")
         return IngestResult(path, "ingested", source_id=sid, format=importer.format,
                             warnings=ctx.warnings, source=row)
     except _Duplicate as d:
-        return IngestResult(path, "duplicate", f"{path}: already ingested as source {d.row[0]} ({d.row[1]})",
-                            source_id=d.row[0])
+        return _duplicate(path, d.row)
     except InputError as exc:
         return IngestResult(path, "error", str(exc))
     except MemoryError:
@@ -101,6 +103,14 @@ def ingest_file(store: Store, path: str, run_label: str | None = None, progress_
     except Exception as exc:  # a bug: still one line, and the file was rolled back
         msg = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
         return IngestResult(path, "error", f"{path}: internal error ({msg}); nothing was ingested from it")
+
+
+def _duplicate(path: str, row) -> IngestResult:
+    """The result for content already in the database: which source, file and run hold it."""
+    sid, where, run = row
+    in_run = f" in run {run!r}" if run is not None else " (no run label)"
+    return IngestResult(path, "duplicate", f"{path}: already ingested as source {sid} ({where}){in_run}",
+                        source_id=sid)
 
 
 def _ingest_with(store, file, path, importer, run_label, progress_factory):

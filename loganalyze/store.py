@@ -11,8 +11,6 @@ import os
 from contextlib import contextmanager
 from pathlib import Path
 
-import duckdb
-
 DEFAULT_DB = "loganalyze.duckdb"
 SCHEMA_VERSION = 1
 
@@ -43,6 +41,8 @@ class Store:
         self.path = str(path or default_db_path())
         if read_only and self.path != ":memory:" and not Path(self.path).exists():
             raise StoreError(f"{self.path}: no database here; run 'loganalyze ingest' first")
+        import duckdb
+
         try:
             self.con = duckdb.connect(self.path, read_only=read_only)
         except duckdb.IOException as exc:
@@ -80,8 +80,9 @@ class Store:
         return self.con.execute("SELECT nextval('source_ids')").fetchone()[0]
 
     def source_by_sha(self, sha256: str):
+        """(source_id, path, run_label) of the source with this content hash, or None."""
         return self.con.execute(
-            "SELECT source_id, path FROM sources WHERE sha256 = ?", [sha256]
+            "SELECT source_id, path, run_label FROM sources WHERE sha256 = ?", [sha256]
         ).fetchone()
 
     def has_size(self, size: int) -> bool:

@@ -42,17 +42,21 @@ def big_gzip_log(n_lines: int = 60000) -> bytes:
 
 
 # --------------------------------------------------------------------------- nothing ingestible
+UNRECOGNISED = ("not a recognised format (tried: onednn_verbose, trace_json, mxnet_table, torch_table, cntk, "
+                "nsys_sqlite, nvprof_sqlite, nvprof_text, nsys_stats, ncu_csv, pyprof)")
+
+
 @pytest.mark.parametrize(
     "name,content,message",
     [
         ("empty.log", b"", "empty file"),
         ("binary.bin", bytes(range(256)) * 64, "binary"),
         ("zeros.log", b"\x00" * 4096, "binary"),
-        ("text.log", b"hello\nworld\n\n", "not a oneDNN verbose log"),
+        ("text.log", b"hello\nworld\n\n", UNRECOGNISED),
         ("latin1.log", "caf\xe9 cr\xe8me br\xfbl\xe9e\nna\xefve r\xe9sum\xe9\n".encode("latin-1") * 20,
-         "not a oneDNN verbose log"),
+         UNRECOGNISED),
         ("empty.log.gz", gzip.compress(b""), "empty"),
-        ("blank_lines.log", b"\n\n\r\n\n", "not a oneDNN verbose log"),
+        ("blank_lines.log", b"\n\n\r\n\n", UNRECOGNISED),
     ],
 )
 def test_file_with_nothing_to_ingest(tmp_path, tmp_db, cli, name, content, message):
@@ -226,7 +230,8 @@ def test_header_only_file(tmp_path, tmp_db, cli, query):
     assert len(named) == 1 and named[0].startswith("warning: "), r.output
     assert query("SELECT library_version, lines_parsed FROM sources") == [("oneDNN v3.2.0", 4)]
     s = cli("summary", "--db", tmp_db, "--format", "json")
-    assert s.exit_code == 0 and s.json() == []
+    assert s.exit_code == 2 and s.stdout == ""
+    assert "the 1 ingested file(s) hold nothing to summarise (no timed records" in s.stderr
 
 
 # --------------------------------------------------------------------------- mixed commands

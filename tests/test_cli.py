@@ -154,7 +154,8 @@ def test_run_filter(two_runs, cli):
     assert set(base) == {"reorder", "convolution"}
     assert set(new) == {"reorder", "matmul", "eltwise"}
     assert base["reorder"]["exec_ms"] == 3.0 and new["reorder"]["exec_ms"] == 3.0
-    assert summary_json(cli, db, "--run", "no-such-run") == []
+    res = cli("summary", "--db", db, "--run", "no-such-run")
+    assert res.exit_code == 2 and res.stderr == "error: no such run: 'no-such-run' (runs: base, new)\n"
 
 
 @pytest.mark.parametrize("fmt", ["table", "csv", "json", "markdown"])

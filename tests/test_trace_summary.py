@@ -76,13 +76,25 @@ def test_by_op_and_shape(cli, trace_db):
 
 def test_by_step(cli, trace_db):
     rows = summary(cli, trace_db, "--by", "step")
-    assert [(r["step"], r["count"], r["total_us"], r["gpu_self_us"]) for r in rows] == [
-        ("ProfilerStep#1", 2, 100.0, 25.0), ("ProfilerStep#2", 2, 50.0, 0.0)]
+    cols = ["step", "steps", "wall_us", "ops", "cpu_op_us", "gpu_kernels", "gpu_kernel_us", "gpu_busy_us",
+            "gpu_idle_pct"]
+    assert [tuple(r[c] for c in cols) for r in rows] == [
+        # step 1: linear self 10 + addmm self 30 us on the CPU; the 25 us gemm launched at 20 us
+        ("ProfilerStep#1", 1, 100.0, 2, 40.0, 1, 25.0, 25.0, 75.0),
+        # step 2: linear 20 us and empty 2 us (another thread); no GPU work
+        ("ProfilerStep#2", 1, 50.0, 2, 22.0, 0, 0.0, 0.0, 100.0)]
+
+
+def test_by_step_with_operator_keys_groups_operators(cli, trace_db):
+    rows = summary(cli, trace_db, "--by", "step,op")
+    got = {(r["step"], r["op"]): r["count"] for r in rows}
+    assert got[("ProfilerStep#1", "aten::linear")] == 1 and got[("ProfilerStep#2", "aten::empty")] == 1
 
 
 def test_top_run_and_source(cli, trace_db):
     assert len(summary(cli, trace_db, "--by", "op", "--top", "2")) == 2
-    assert summary(cli, trace_db, "--by", "op", "--run", "nope") == []
+    res = cli("summary", "--db", trace_db, "--by", "op", "--run", "nope")
+    assert res.exit_code == 2 and "no such run: 'nope' (runs: r1)" in res.stderr
     assert {r["run"] for r in summary(cli, trace_db, "--by", "run")} == {"r1"}
     assert {r["source"] for r in summary(cli, trace_db, "--by", "source")} == {"small.pt.trace.json"}
 

@@ -32,4 +32,9 @@ def fallback_importer() -> Importer:
     return OneDNNVerboseImporter()
 
 
-__all__ = ["IngestContext", "Importer", "IMPORTERS", "candidate_importers", "fallback_importer"]
+def known_formats() -> list[str]:
+    """Every format an importer reads (``sources.format`` values), in detection order."""
+    return list(dict.fromkeys(cls.format for cls in IMPORTERS))
+
+
+__all__ = ["known_formats", "IngestContext", "Importer", "IMPORTERS", "candidate_importers", "fallback_importer"]

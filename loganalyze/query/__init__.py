@@ -14,7 +14,28 @@ FAMILIES = [onednn_summary, trace_summary, gpu_summary, trace_summary.TABLES]
 
 
 class QueryError(Exception):
-    pass
+    """A question the database cannot answer as asked, worth one line to the user."""
+
+
+class NoData(QueryError):
+    """The question is fine, but the chosen files hold nothing to answer it with."""
+
+
+def families_present(con) -> list:
+    """The summary families with data in the database, in :data:`FAMILIES` order."""
+    return [fam for fam in FAMILIES if fam.has_data(con)]
+
+
+def no_data(con, fam, keys: list[str], filtered: bool) -> NoData:
+    """The error for an empty summary: what is missing and what the database holds instead."""
+    if filtered and fam.has_data(con):
+        return NoData(f"the chosen run/files hold no {fam.FAMILY} data for --by {','.join(keys)}")
+    present = [f for f in families_present(con) if f is not fam]
+    if fam.has_data(con):
+        return NoData(f"no {fam.FAMILY} data for --by {','.join(keys)}")
+    hint = ("; it holds " + ", ".join(f"{f.FAMILY} data (summary --family {f.FAMILY})" for f in present)
+            if present else "; the database is empty: run 'loganalyze ingest FILE' first")
+    return NoData(f"no {fam.FAMILY} data in the database{hint}")
 
 
 def family_for(con, keys: list[str], family: str | None = None):

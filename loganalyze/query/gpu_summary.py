@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
+from .filters import source_filter
+
 
 FAMILY = "gpu"
 DEFAULT_BY = "kernel"
@@ -52,7 +54,7 @@ def _error(msg: str):
 
 
 def summary(con, by: list[str], run: str | None = None, top: int | None = None, names: str | None = None,
-            **options):
+            source_ids: list[int] | None = None, **options):
     main = [k for k in by if k in MAIN_KEYS]
     if len(main) != 1:
         raise _error(
@@ -66,9 +68,8 @@ def summary(con, by: list[str], run: str | None = None, top: int | None = None, 
         raise _error(f"--by {key} cannot be split by {', '.join(bad)}; use {', '.join(sorted(ALLOWED[key]))}")
     if names is not None and names not in NAMES:
         raise _error(f"unknown --names {names!r}; choose from {', '.join(NAMES)}")
-    where, params = "TRUE", []
-    if run is not None:
-        where, params = "s.run_label = ?", [run]
+    conds, params = source_filter(run, source_ids, "s.")
+    where = " AND ".join(["TRUE"] + conds)
     fn = {"kernel": _kernels, "memcpy": _memcpy, "api": _api, "nvtx": _nvtx, "op": _ops}[key]
     if key != "op":
         return fn(con, extra, where, params, top, names)

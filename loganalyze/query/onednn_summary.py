@@ -5,6 +5,8 @@ Groups are any of :data:`KEYS`, like verbose_converter's ``-k``.
 """
 from __future__ import annotations
 
+from .filters import source_filter
+
 FAMILY = "onednn"
 DEFAULT_BY = "kind"
 
@@ -46,13 +48,8 @@ def summary(con, by: list[str], run: str | None = None, top: int | None = None,
             source_ids: list[int] | None = None, **options):
     keysel = ", ".join(f"coalesce({KEY_SQL[k]}, '') AS {k}" for k in by)
     group = ", ".join(by)
-    src_filter = ["true"]
-    params: list = []
-    if run is not None:
-        src_filter.append("run_label = ?")
-        params.append(run)
-    if source_ids:
-        src_filter.append(f"source_id IN ({', '.join(str(int(s)) for s in source_ids)})")
+    src_filter, params = source_filter(run, source_ids)
+    src_filter.insert(0, "true")
     sources_sql = f"SELECT source_id FROM sources WHERE {' AND '.join(src_filter)}"
     shape_filter = (
         "coalesce(nullif(s.component, ''), 'primitive') = 'primitive' "
@@ -63,23 +60,23 @@ def summary(con, by: list[str], run: str | None = None, top: int | None = None,
     sql = f"""
     WITH per_shape AS (
         SELECT source_id, shape_id, count(*) AS n, count(time_ms) AS n_timed,
-               fsum(time_ms) AS total, min(time_ms) AS lo, max(time_ms) AS hi
+               sum(time_ms::DECIMAL(38,9)) AS total, min(time_ms) AS lo, max(time_ms) AS hi
         FROM onednn_events
         WHERE source_id IN ({sources_sql})
         GROUP BY ALL
     ), g AS (
         SELECT {keysel},
             coalesce(sum(n_timed) FILTER (WHERE s.op_class = 'exec'), 0) AS exec_count,
-            coalesce(fsum(total) FILTER (WHERE s.op_class = 'exec'), 0) AS exec_ms,
+            coalesce(sum(total) FILTER (WHERE s.op_class = 'exec'), 0) AS exec_ms,
             min(lo) FILTER (WHERE s.op_class = 'exec') AS exec_min_ms,
             max(hi) FILTER (WHERE s.op_class = 'exec') AS exec_max_ms,
             coalesce(sum(n - n_timed) FILTER (WHERE s.op_class = 'exec'), 0) AS exec_untimed,
             coalesce(sum(n_timed) FILTER (WHERE s.op_class = 'create'), 0) AS create_count,
-            coalesce(fsum(total) FILTER (WHERE s.op_class = 'create'), 0) AS create_ms,
+            coalesce(sum(total) FILTER (WHERE s.op_class = 'create'), 0) AS create_ms,
             coalesce(sum(n) FILTER (WHERE s.op_class = 'create' AND s.operation LIKE 'create:%cache_hit'), 0) AS cache_hits,
             coalesce(sum(n) FILTER (WHERE s.op_class = 'create' AND s.operation = 'create:cache_miss'), 0) AS cache_misses,
             coalesce(sum(n_timed) FILTER (WHERE s.op_class = 'create_nested'), 0) AS create_nested_count,
-            coalesce(fsum(total) FILTER (WHERE s.op_class = 'create_nested'), 0) AS create_nested_ms,
+            coalesce(sum(total) FILTER (WHERE s.op_class = 'create_nested'), 0) AS create_nested_ms,
             coalesce(sum(n) FILTER (WHERE s.op_class = 'check'), 0) AS check_count,
             coalesce(sum(n) FILTER (WHERE s.op_class = 'dispatch'), 0) AS dispatch_count
         FROM per_shape p JOIN onednn_shapes s USING (shape_id) JOIN sources src USING (source_id)
@@ -91,14 +88,16 @@ def summary(con, by: list[str], run: str | None = None, top: int | None = None,
         WHERE e.source_id IN ({sources_sql}) AND s.op_class = 'exec' AND {shape_filter}
         GROUP BY {group}
     )
-    SELECT g.*, med.exec_median_ms,
-        CASE WHEN exec_count > 0 THEN exec_ms / exec_count END AS exec_avg_ms,
-        CASE WHEN sum(exec_ms) OVER () > 0 THEN 100.0 * exec_ms / sum(exec_ms) OVER () ELSE 0 END AS share_pct,
-        CASE WHEN sum(exec_ms) OVER () > 0 THEN 100.0 * sum(exec_ms) OVER (
-            ORDER BY exec_ms DESC, create_ms DESC, {', '.join('g.' + k for k in by)} ROWS UNBOUNDED PRECEDING)
-            / sum(exec_ms) OVER () ELSE 0 END AS cum_share_pct
+    SELECT g.* REPLACE (exec_ms::DOUBLE AS exec_ms, create_ms::DOUBLE AS create_ms,
+                        create_nested_ms::DOUBLE AS create_nested_ms), med.exec_median_ms,
+        CASE WHEN exec_count > 0 THEN (exec_ms / exec_count)::DOUBLE END AS exec_avg_ms,
+        CASE WHEN sum(g.exec_ms) OVER () > 0 THEN (100 * g.exec_ms / sum(g.exec_ms) OVER ())::DOUBLE ELSE 0 END
+            AS share_pct,
+        CASE WHEN sum(g.exec_ms) OVER () > 0 THEN (100 * sum(g.exec_ms) OVER (
+            ORDER BY g.exec_ms DESC, g.create_ms DESC, {', '.join('g.' + k for k in by)} ROWS UNBOUNDED PRECEDING)
+            / sum(g.exec_ms) OVER ())::DOUBLE ELSE 0 END AS cum_share_pct
     FROM g LEFT JOIN med USING ({group})
-    ORDER BY exec_ms DESC, create_ms DESC, {', '.join('g.' + k for k in by)}
+    ORDER BY g.exec_ms DESC, g.create_ms DESC, {', '.join('g.' + k for k in by)}
     {f'LIMIT {int(top)}' if top else ''}
     """
     params = params + params

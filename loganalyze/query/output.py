@@ -26,15 +26,35 @@ def _jsonable(v):
     return str(v)
 
 
-def _cell(v):
-    if isinstance(v, float):
-        return f"{v:.6g}" if abs(v) < 1e6 else f"{v:.1f}"
+#: decimals shown for float columns in tables, by the unit suffix of the column name
+DECIMALS = {"_ms": 4, "_us": 3, "_ns": 1, "_pct": 2, "_s": 6}
+DEFAULT_DECIMALS = 3
+
+
+def _decimals(column: str) -> int:
+    for suffix, n in DECIMALS.items():
+        if column.endswith(suffix):
+            return n
+    return DEFAULT_DECIMALS
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float, Decimal)) and not isinstance(v, bool)
+
+
+def _cell(v, decimals: int) -> str:
     if v is None:
         return ""
-    return v
+    if isinstance(v, (float, Decimal)):
+        if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
+            return str(v)
+        return f"{v:.{decimals}f}"
+    return str(v)
 
 
 def render(columns: list[str], rows: list[tuple], fmt: str = "table") -> str:
+    """Rows as text.  Tables: numbers right-aligned, floats with a fixed number of decimals per
+    column (by the column's unit suffix); CSV and JSON: the values as they are."""
     if fmt == "json":
         return json.dumps([{c: _jsonable(v) for c, v in zip(columns, r)} for r in rows], indent=1)
     if fmt == "csv":
@@ -46,7 +66,10 @@ def render(columns: list[str], rows: list[tuple], fmt: str = "table") -> str:
         return buf.getvalue().rstrip("\n")
     from tabulate import tabulate
 
-    table = [[_cell(v) for v in r] for r in rows]
-    if fmt == "markdown":
-        return tabulate(table, headers=columns, tablefmt="github", disable_numparse=True)
-    return tabulate(table, headers=columns, tablefmt="simple", disable_numparse=True)
+    numeric = [bool(rows) and all(r[i] is None or _is_number(r[i]) for r in rows) and
+               any(r[i] is not None for r in rows) for i in range(len(columns))]
+    decimals = [_decimals(c) for c in columns]
+    table = [[_cell(v, decimals[i]) for i, v in enumerate(r)] for r in rows]
+    align = ["right" if n else "left" for n in numeric]
+    style = "github" if fmt == "markdown" else "simple"
+    return tabulate(table, headers=columns, tablefmt=style, disable_numparse=True, colalign=align)

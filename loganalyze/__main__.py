@@ -1,0 +1,4 @@
+"""``python -m loganalyze``: the same as the ``loganalyze`` command."""
+from .cli import main
+
+main()
