@@ -22,6 +22,10 @@ BRANCH_ENV = ("LOGANALYZE_BRANCH", "GITHUB_HEAD_REF", "GITHUB_REF_NAME", "CI_COM
               "BUILD_SOURCEBRANCHNAME")
 
 
+#: tags given by the environment (``key=value,key=value``), under the explicit ones
+TAGS_ENV = "LOGANALYZE_TAGS"
+
+
 class TagError(ValueError):
     """A ``--tag`` that is not ``key=value``."""
 
@@ -70,10 +74,13 @@ def record(con, label: str | None, commit: str | None = None, branch: str | None
     """Create or update the ``runs`` row of ``label`` (nothing for an unlabelled ingest).
 
     Commit and branch not given are detected (:func:`detect_commit`, :func:`detect_branch`)
-    when the run is new; given ones replace stored ones; tags are merged, new values win.
+    when the run is new; given ones replace stored ones; tags are merged, new values win
+    (``$LOGANALYZE_TAGS``, ``key=value,...``, adds tags under the ones given).
     """
     if label is None:
         return
+    env_tags = os.environ.get(TAGS_ENV, "").strip()
+    tags = {**parse_tags([t for t in env_tags.split(",") if t.strip()]), **(tags or {})}
     row = con.execute("SELECT tags FROM runs WHERE run_label = ?", [label]).fetchall()
     if not row:
         keys = sorted(tags or {})
@@ -101,6 +108,27 @@ def record_verdict(con, label: str, verdict: str, baseline: str | None) -> None:
         "UPDATE runs SET verdict = ?, checked_against = ?, checked_at = now()::TIMESTAMP WHERE run_label = ?",
         [verdict, baseline, label],
     )
+
+
+def forget(con, label: str) -> None:
+    """Delete the ``runs`` row of ``label`` (``runs rm``; call it in the same transaction)."""
+    con.execute("DELETE FROM runs WHERE run_label = ?", [label])
+
+
+def relabel(con, old: str, new: str) -> None:
+    """Move the ``runs`` row of ``old`` to ``new`` (``runs relabel``); when ``new`` has a row
+    already, that row stays and takes the tags ``old`` had and it lacked."""
+    rows = dict(con.execute("SELECT run_label, tags FROM runs WHERE run_label IN (?, ?)", [old, new]).fetchall())
+    if old not in rows:
+        return
+    if new not in rows:
+        con.execute("UPDATE runs SET run_label = ? WHERE run_label = ?", [new, old])
+        return
+    merged = {**dict(rows[old] or {}), **dict(rows[new] or {})}
+    keys = sorted(merged)
+    con.execute("UPDATE runs SET tags = MAP(?::VARCHAR[], ?::VARCHAR[]) WHERE run_label = ?",
+                [keys, [merged[k] for k in keys], new])
+    forget(con, old)
 
 
 #: one row per run label: the runs row (if any) and what its sources say
