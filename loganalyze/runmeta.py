@@ -74,15 +74,15 @@ def record(con, label: str | None, commit: str | None = None, branch: str | None
     """Create or update the ``runs`` row of ``label`` (nothing for an unlabelled ingest).
 
     Commit and branch not given are detected (:func:`detect_commit`, :func:`detect_branch`)
-    when the run is new; given ones replace stored ones; tags are merged, new values win
-    (``$LOGANALYZE_TAGS``, ``key=value,...``, adds tags under the ones given).
+    when the run is new, and so are ``$LOGANALYZE_TAGS`` (``key=value,...``, under the tags
+    given); given commit and branch replace stored ones; tags are merged, new values win.
     """
     if label is None:
         return
-    env_tags = os.environ.get(TAGS_ENV, "").strip()
-    tags = {**parse_tags([t for t in env_tags.split(",") if t.strip()]), **(tags or {})}
     row = con.execute("SELECT tags FROM runs WHERE run_label = ?", [label]).fetchall()
     if not row:
+        env_tags = os.environ.get(TAGS_ENV, "").strip()
+        tags = {**parse_tags([t for t in env_tags.split(",") if t.strip()]), **(tags or {})}
         keys = sorted(tags or {})
         con.execute(
             "INSERT INTO runs (run_label, first_ingest_at, last_ingest_at, host, git_commit, git_branch, tags) "
