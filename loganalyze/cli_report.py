@@ -16,7 +16,7 @@ SIDE_HELP = ("a run label in --db, a database file, log files (comma-separated, 
              "into a temporary database), or @last-good / @previous / @latest")
 BY_HELP = "oneDNN item keys, comma-separated (kind, impl, prop, shape, engine, alg, dtype, mds, attrs, aux, source)"
 FAMILY_HELP = "Only these families, comma-separated: onednn, kernel, op, nvtx (default: all)"
-STAT_HELP = "Per-call statistic compared: median (default) or mean"
+STAT_HELP = "Per-call statistic compared: mean (default; total time / calls) or median"
 
 
 def _fail(msg: str, code: int = 2) -> None:
@@ -84,7 +84,7 @@ def compare_cmd(
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
     by: str = typer.Option("kind", "--by", help=BY_HELP),
     family: Optional[str] = typer.Option(None, "--family", help=FAMILY_HELP),
-    statistic: str = typer.Option("median", "--statistic", help=STAT_HELP),
+    statistic: str = typer.Option("mean", "--statistic", help=STAT_HELP),
     markdown: Optional[str] = typer.Option(None, "--markdown", help="Write a Markdown report ('-': stdout)"),
     json_path: Optional[str] = typer.Option(None, "--json", help="Write a JSON report ('-': stdout)"),
     json_format: str = typer.Option("loganalyze", "--json-format", help="loganalyze (docs/report.schema.json) or benchmark-action (github-action-benchmark customSmallerIsBetter)"),
@@ -122,7 +122,7 @@ def check_cmd(
 ):
     """Compare, give every item a verdict and exit 1 on a regression (0 clean, 2 usage or input error).
 
-    A regression: the per-call median grew by --fail or more, by more than --min-delta-us, with
+    A regression: the per-call mean grew by --fail or more, by more than --min-delta-us, with
     at least --min-count calls on both sides, and (with enough calls) significantly so.
 
     Example: loganalyze check @last-good nightly-42 --db runs.duckdb --markdown - --junit junit.xml
@@ -145,7 +145,7 @@ def trend_cmd(
     family: Optional[str] = typer.Option(None, "--family", help=FAMILY_HELP),
     last: Optional[int] = typer.Option(None, "--last", help="Only the last N runs"),
     threshold: str = typer.Option("10%", "--threshold", help="Drift flag: changed by more than this over the window"),
-    statistic: str = typer.Option("median", "--statistic", help=STAT_HELP),
+    statistic: str = typer.Option("mean", "--statistic", help=STAT_HELP),
     drift_only: bool = typer.Option(False, "--drift-only", help="Only items flagged as drifting"),
     fmt: str = typer.Option("table", "--format", "-f", help="Output format: table, csv, json or markdown"),
 ):

@@ -110,21 +110,23 @@ def perturb_sqlite(src: Path, dst: Path, slow: str | None = None, factor: float 
     con = sqlite3.connect(dst)
     try:
         tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        table = next(t for t in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL")
-                     if t in tables)
-        cols = [r[1] for r in con.execute(f"PRAGMA table_info({table})")]
-        name_cols = [c for c in ("shortName", "demangledName", "mangledName", "name") if c in cols]
         strings = "StringIds" if "StringIds" in tables else "StringTable"
-        id_col, value_col = ("id", "value") if strings == "StringIds" else ("_id_", "value")
-        names = dict(con.execute(f"SELECT {id_col}, {value_col} FROM {strings}"))
+        id_col = "id" if strings == "StringIds" else "_id_"
+        names = dict(con.execute(f"SELECT {id_col}, value FROM {strings}"))
         rng, slowed = random.Random(seed), 0
-        rows = con.execute(f"SELECT rowid, start, end, {', '.join(name_cols)} FROM {table} ORDER BY rowid").fetchall()
-        for rowid, start, end, *ids in rows:
-            scale = _factor(rng, noise)
-            if slow is not None and slow in {names.get(i) for i in ids}:
-                scale *= factor
-                slowed += 1
-            con.execute(f"UPDATE {table} SET end = ? WHERE rowid = ?", [start + round((end - start) * scale), rowid])
+        for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL"):
+            if table not in tables:
+                continue
+            cols = [r[1] for r in con.execute(f"PRAGMA table_info({table})")]
+            name_cols = [c for c in ("shortName", "demangledName", "mangledName", "name") if c in cols]
+            rows = con.execute(f"SELECT rowid, start, end, {', '.join(name_cols)} FROM {table} ORDER BY rowid")
+            for rowid, start, end, *ids in rows.fetchall():
+                scale = _factor(rng, noise)
+                if slow is not None and slow in {names.get(i) for i in ids}:
+                    scale *= factor
+                    slowed += 1
+                con.execute(f"UPDATE {table} SET end = ? WHERE rowid = ?",
+                            [start + round((end - start) * scale), rowid])
         con.commit()
     finally:
         con.close()

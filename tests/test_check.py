@@ -45,7 +45,7 @@ def test_noise_floor_and_min_count():
 
 def test_significance_gate_turns_noise_into_a_warning():
     base = [1000, 3000] * 10          # bimodal calls of one stratum
-    cand = [1000] * 9 + [3000] * 11   # one call moved to the slow mode: median 2000 -> 3000
+    cand = [1000] * 9 + [3000] * 11   # one call moved to the slow mode: mean +10%
     verdict, reason = _verdicts({"a": base}, {"a": cand})["a"]
     assert verdict == "warn" and "not significant" in reason
     verdict, reason = _verdicts({"a": base}, {"a": [int(v * 1.3) for v in base]})["a"]
@@ -117,7 +117,7 @@ def test_cli_exit_codes_and_options(tmp_path):
     assert r.exit_code == 1 and "FAIL" in r.stdout
     assert invoke_cli(*strict, "--min-delta-us", "100").exit_code == 0
     assert invoke_cli(*strict, "--min-count", "9").exit_code == 0
-    assert invoke_cli(*strict, "--statistic", "mean").exit_code == 1
+    assert invoke_cli(*strict, "--statistic", "median").exit_code == 1
     assert invoke_cli("check", "base", "cand", "--db", db, "--fail", "x").exit_code == 2
     assert invoke_cli("check", "base", "cand", "--db", db, "--policy", str(tmp_path / "none.toml")).exit_code == 2
     assert invoke_cli("check", "base", "nosuch", "--db", db).exit_code == 2

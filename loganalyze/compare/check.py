@@ -2,7 +2,7 @@
 and one overall verdict with its exit code (0 clean, 1 regression; 2 is for usage errors).
 
 Per item, with the item's policy (:mod:`.policy`) and the chosen per-call statistic
-(median by default):
+(mean by default):
 
 1. an ignored item (policy override) is ``ignored``; an item on one side only is ``new`` or
    ``vanished`` (neither fails);

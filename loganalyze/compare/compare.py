@@ -25,7 +25,7 @@ class Comparison:
     table: object          # pandas.DataFrame with COLUMNS
     baseline: object       # samples (see samples.COLUMNS)
     candidate: object
-    statistic: str = "median"
+    statistic: str = "mean"
 
 
 def item_stats(frame):
@@ -36,7 +36,7 @@ def item_stats(frame):
     return stats
 
 
-def build(baseline, candidate, statistic: str = "median") -> Comparison:
+def build(baseline, candidate, statistic: str = "mean") -> Comparison:
     """Compare two samples frames (from :func:`samples.load`)."""
     import numpy as np
     import pandas as pd
@@ -75,7 +75,7 @@ def build(baseline, candidate, statistic: str = "median") -> Comparison:
 
 
 def compare(baseline_con, candidate_con, by=None, families=None, baseline_runs: list[str] | None = None,
-            candidate_runs: list[str] | None = None, statistic: str = "median"):
+            candidate_runs: list[str] | None = None, statistic: str = "mean"):
     """Per-item comparison of two databases (or two sets of runs of one database) as a
     pandas DataFrame with :data:`COLUMNS`; ``delta_*`` are for ``statistic`` (median or mean)."""
     return compare_full(baseline_con, candidate_con, by, families, baseline_runs, candidate_runs,
@@ -83,7 +83,7 @@ def compare(baseline_con, candidate_con, by=None, families=None, baseline_runs: 
 
 
 def compare_full(baseline_con, candidate_con, by=None, families=None, baseline_runs=None, candidate_runs=None,
-                 statistic: str = "median") -> Comparison:
+                 statistic: str = "mean") -> Comparison:
     """Like :func:`compare`, keeping the per-call samples (``check`` tests them)."""
     base = samples_mod.load(baseline_con, by, families, baseline_runs)
     cand = samples_mod.load(candidate_con, by, families, candidate_runs)

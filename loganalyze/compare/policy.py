@@ -4,7 +4,7 @@ per-item overrides from a TOML file.
 A policy file (``--policy loganalyze.toml``)::
 
     [check]
-    statistic = "median"     # per-call statistic compared: median (default) or mean
+    statistic = "mean"       # per-call statistic compared: mean (default) or median
     fail = "10%"             # slower by at least this: regression (exit 1)
     warn = "5%"              # slower by at least this: warning
     min_delta_us = 0.05      # absolute noise floor on the per-call statistic, in µs
@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from fnmatch import fnmatchcase
 from typing import Any
 
-STATISTICS = ("median", "mean")
+STATISTICS = ("mean", "median")
 
 
 class PolicyError(ValueError):
@@ -41,7 +41,7 @@ class PolicyError(ValueError):
 class Policy:
     """Thresholds for one item (or the defaults for all)."""
 
-    statistic: str = "median"
+    statistic: str = "mean"
     fail_pct: float = 10.0
     warn_pct: float = 5.0
     min_delta_us: float = 0.05

@@ -32,7 +32,7 @@ def _pct(new: float, old: float) -> float:
 
 
 def trend(con, by=None, families=None, last: int | None = None, runs: list[str] | None = None,
-          threshold_pct: float = 10.0, statistic: str = "median"):
+          threshold_pct: float = 10.0, statistic: str = "mean"):
     """One row per run per item over the last ``last`` runs (or the ``runs`` given, in that
     order); ``step_pct`` is the change of ``statistic`` since the item's previous run,
     ``drift_pct`` the change from its first to its last run in the window, ``drift`` is

@@ -38,7 +38,7 @@ class Report:
     candidate: SideInfo
     table: Any                         # DataFrame from compare() or check()
     by: list[str] = field(default_factory=lambda: ["kind"])
-    statistic: str = "median"
+    statistic: str = "mean"
     policy: dict | None = None         # PolicySet.as_dict() for check
     trend: Any = None                  # DataFrame from trend() (HTML trend lines), or None
 
