@@ -162,22 +162,37 @@ def format_tags(tags) -> str | None:
     return ",".join(f"{k}={pairs[k]}" for k in sorted(pairs))
 
 
+def _runs_sql(con) -> str:
+    """:data:`RUNS_SQL`, or its sources-only part for a database made before the runs table
+    existed (opened read-only, its schema was never updated)."""
+    has_runs = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'runs' AND schema_name = current_schema()"
+    ).fetchall()[0][0]
+    if has_runs:
+        return RUNS_SQL
+    return RUNS_SQL.replace(
+        "FROM runs r FULL OUTER JOIN src", "FROM (SELECT NULL::VARCHAR AS run_label, NULL::TIMESTAMP AS "
+        "first_ingest_at, NULL::TIMESTAMP AS last_ingest_at, NULL::VARCHAR AS host, NULL::VARCHAR AS git_commit, "
+        "NULL::VARCHAR AS git_branch, NULL::MAP(VARCHAR, VARCHAR) AS tags, NULL::VARCHAR AS verdict, "
+        "NULL::VARCHAR AS checked_against WHERE false) r FULL OUTER JOIN src")
+
+
 def runs_table(con):
     """Every run, oldest first, as a pandas DataFrame (see :data:`RUNS_SQL` for the columns;
     ``tags`` as ``key=value,...`` text sorted by key)."""
-    frame = con.execute(RUNS_SQL).df()
+    frame = con.execute(_runs_sql(con)).df()
     frame["tags"] = [format_tags(t) for t in frame["tags"]]
     return frame
 
 
 def run_labels(con) -> list[str]:
     """Run labels, oldest first (the order trends and ``@previous`` use)."""
-    return [r[0] for r in con.execute(f"SELECT run_label FROM ({RUNS_SQL})").fetchall()]
+    return [r[0] for r in con.execute(f"SELECT run_label FROM ({_runs_sql(con)})").fetchall()]
 
 
 def last_good(con, exclude: str | None = None) -> str | None:
     """The newest run other than ``exclude`` whose last check did not fail (unchecked runs count
     as good: the first run of a project has no check)."""
-    rows = con.execute(f"SELECT run_label, verdict FROM ({RUNS_SQL})").fetchall()
+    rows = con.execute(f"SELECT run_label, verdict FROM ({_runs_sql(con)})").fetchall()
     good = [label for label, verdict in rows if label != exclude and verdict != "fail"]
     return good[-1] if good else None

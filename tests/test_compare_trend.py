@@ -78,3 +78,19 @@ def test_runmeta_record_and_table(tmp_path, monkeypatch):
     assert runmeta.parse_tags(["a=1", "b = two"]) == {"a": "1", "b": "two"}
     with pytest.raises(runmeta.TagError):
         runmeta.parse_tags(["novalue"])
+
+
+def test_database_from_before_the_runs_table(tmp_path):
+    db = str(tmp_path / "old.duckdb")
+    ingest_run(db, "a", LOG)
+    ingest_run(db, "b", SAMPLES / "onednn" / "torch2.13_onednn_v3_exec.log")
+    con = duckdb.connect(db)
+    con.execute("DROP TABLE runs")
+    con.close()
+    con = duckdb.connect(db, read_only=True)
+    try:
+        assert runmeta.run_labels(con) == ["a", "b"] and runmeta.last_good(con, exclude="b") == "a"
+    finally:
+        con.close()
+    r = invoke_cli("compare", "a", "b", "--db", db)
+    assert r.exit_code == 0, r.output
