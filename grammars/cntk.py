@@ -35,6 +35,8 @@ from decimal import Decimal, InvalidOperation
 
 import pyparsing as pp
 
+from .units import to_ns, to_ns_or_none
+
 TITLE = "CNTK Performance Profiler Summary Report"
 DETAIL_HEADER = "EventDescription,ThreadId,BeginTimeStamp(ms),EndTimeStamp(ms)"
 TIMESTAMP_RE = re.compile(r"^Time Stamp:\s*(?P<ts>\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2})\s*$")
@@ -54,18 +56,14 @@ size = (pp.Regex(r"-?\d+") + pp.one_of("kB MB")).set_parse_action(lambda t: [(t[
 time_values = pp.Group(time_value * 4) + count + pp.Optional(time_value) + pp.StringEnd()
 throughput_values = pp.Group(mbps * 4) + count + pp.Optional(size) + pp.StringEnd()
 
-MS_NS = Decimal(1_000_000)
-
-
 def value_ns(v: tuple) -> int | None:
     """A parsed time value (``("ms", "12.345")`` or ``("hms", "01:02:03.456")``) in ns."""
     kind, text = v
+    if kind == "ms":
+        return to_ns_or_none(text, "ms")
+    h, m, s = text.split(":")
     try:
-        if kind == "ms":
-            return int((Decimal(text) * MS_NS).to_integral_value())
-        h, m, s = text.split(":")
-        total = Decimal(int(h) * 3600 + int(m) * 60) + Decimal(s)
-        return int((total * 1_000_000_000).to_integral_value())
+        return to_ns(Decimal(int(h) * 3600 + int(m) * 60) + Decimal(s), "s")
     except (InvalidOperation, ValueError):
         return None
 
@@ -151,8 +149,8 @@ def parse_detail_row(line: str) -> DetailRow | str:
     if not re.fullmatch(r"\d+", tid):
         return f"malformed: thread id {tid!r} is not a number"
     try:
-        b = int((Decimal(begin.strip()) * MS_NS).to_integral_value())
-        e = int((Decimal(end.strip()) * MS_NS).to_integral_value())
-    except InvalidOperation:
+        b = to_ns(begin.strip(), "ms")
+        e = to_ns(end.strip(), "ms")
+    except ValueError:
         return f"malformed: timestamps {begin.strip()!r}, {end.strip()!r} are not numbers"
     return DetailRow(desc, tid, b, e)

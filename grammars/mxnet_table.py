@@ -31,6 +31,8 @@ from decimal import Decimal, InvalidOperation
 
 import pyparsing as pp
 
+from .json_text import unclosed
+
 PREAMBLE_RE = re.compile(r"^Profile Statistics[.:]\s*$")
 RULE_RE = re.compile(r"^={3,}\s*$")
 DASHES_RE = re.compile(r"^-{3,}(\s+-{3,})+\s*$")
@@ -116,26 +118,7 @@ def parse_json_dump(text: str) -> dict:
     try:
         return json.loads(fixed, parse_float=Decimal, parse_int=Decimal)
     except json.JSONDecodeError:
-        missing = _open_braces(fixed)
-        if missing <= 0:
+        closers, _ = unclosed(fixed)
+        if not closers:
             raise
-        return json.loads(fixed.rstrip() + "}" * missing, parse_float=Decimal, parse_int=Decimal)
-
-
-def _open_braces(text: str) -> int:
-    depth, in_str, esc = 0, False, False
-    for ch in text:
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-    return depth
+        return json.loads(fixed.rstrip() + closers, parse_float=Decimal, parse_int=Decimal)

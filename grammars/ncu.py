@@ -30,9 +30,8 @@ HEADER = {
 }
 IDENTITY = {"id", "pid", "process", "host", "kernel", "kernel_time", "context", "stream", "block", "grid", "device",
             "cc"}
-#: metrics that are the kernel's duration, and their units in ns
+#: metrics that are the kernel's duration (their units: :data:`loganalyze.grammars.units.NS_PER_UNIT`)
 DURATION_METRICS = ("gpu__time_duration.sum", "Duration", "gpu__time_duration")
-TIME_UNITS_NS = {"nsecond": 1, "ns": 1, "usecond": 1e3, "us": 1e3, "msecond": 1e6, "ms": 1e6, "second": 1e9, "s": 1e9}
 
 _THOUSANDS = re.compile(r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 _EURO = re.compile(r"^[-+]?\d{1,3}(?:\.\d{3})*,\d+$")
@@ -53,20 +52,27 @@ def page_kind(cols: list[str]) -> str | None:
     return None
 
 
-def number(text: str | None) -> float | None:
-    """``2,000.00`` -> 2000.0, ``2.000,50`` -> 2000.5, ``12.5`` -> 12.5; None for text."""
+def number_text(text: str | None) -> str | None:
+    """A value in plain decimal notation: ``2,000.00`` -> ``2000.00``, ``2.000,50`` ->
+    ``2000.50``, ``12.5`` -> ``12.5``; None for text that is no number."""
     if text is None:
         return None
     s = text.strip().replace("\u202f", "").replace(" ", "")
     if not s or s in ("-", "n/a", "N/A"):
         return None
     if _PLAIN.match(s):
-        return float(s)
+        return s
     if _THOUSANDS.match(s):
-        return float(s.replace(",", ""))
+        return s.replace(",", "")
     if _EURO.match(s):
-        return float(s.replace(".", "").replace(",", "."))
+        return s.replace(".", "").replace(",", ".")
     return None
+
+
+def number(text: str | None) -> float | None:
+    """``2,000.00`` -> 2000.0, ``2.000,50`` -> 2000.5, ``12.5`` -> 12.5; None for text."""
+    s = number_text(text)
+    return None if s is None else float(s)
 
 
 def parse_dims(text: str | None) -> str | None:

@@ -24,6 +24,17 @@ MARKER_TABLES = ("StringIds", "TARGET_INFO_SESSION_START_TIME", "EXPORT_META_DAT
                  "NVTX_EVENTS", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME")
 META_TABLES = ("META_DATA_EXPORT", "EXPORT_META_DATA")
 STRING_TABLE = "StringIds"
+#: table names whose presence in a file's first bytes (the SQLite schema) shows an export
+HEAD_MARKERS = ("StringIds", "NVTX_EVENTS", "TARGET_INFO_", "EXPORT_META_DATA", "META_DATA_EXPORT")
+#: the activity tables CUPTI fills (Nsight Systems and nvprof alike)
+CUPTI_TABLE_PREFIX = "CUPTI_ACTIVITY_KIND_"
+
+
+def is_export(tables: set[str]) -> bool:
+    """Whether a database with ``tables`` is an Nsight Systems export: string ids and
+    CUPTI activity or another export marker table."""
+    cupti = any(t.startswith(CUPTI_TABLE_PREFIX) for t in tables)
+    return STRING_TABLE in tables and (cupti or bool(tables & set(MARKER_TABLES) - {STRING_TABLE}))
 
 
 @dataclass(frozen=True)

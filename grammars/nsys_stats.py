@@ -37,8 +37,6 @@ FILE_REPORT_RE = re.compile(r"_(" + "|".join(sorted(REPORTS, key=len, reverse=Tr
 DASHES_RE = re.compile(r"^\s*-+(?:\s+-+)*\s*$")
 SKIPPED_RE = re.compile(r"^\s*SKIPPED:|does not contain .* data", re.I)
 
-UNIT_NS = {"ns": 1, "us": 1000, "μs": 1000, "ms": 10**6, "s": 10**9}
-
 #: header words (lower case, unit stripped) -> canonical column
 HEADER = {
     "time (%)": "time_pct", "time(%)": "time_pct", "time %": "time_pct",
@@ -103,14 +101,19 @@ def report_from_columns(cells: list[str]) -> str | None:
     return None
 
 
-def number(text: str | None) -> float | None:
-    """``88,573,480`` / ``17,714,696.0`` / ``1.5`` -> float; empty or ``-`` -> None."""
+def number_text(text: str | None) -> str | None:
+    """A number cell without its thousands separators: ``88,573,480`` -> ``88573480``;
+    None for an empty cell, ``-``, ``N/A`` or ``nan``."""
     if text is None:
         return None
     s = text.strip().strip('"').replace(",", "").replace("\u202f", "").replace(" ", "")
-    if s in ("", "-", "N/A", "nan"):
-        return None
-    return float(s)
+    return None if s in ("", "-", "N/A", "nan") else s
+
+
+def number(text: str | None) -> float | None:
+    """``88,573,480`` / ``17,714,696.0`` / ``1.5`` -> float; empty or ``-`` -> None."""
+    s = number_text(text)
+    return None if s is None else float(s)
 
 
 def spans(dashes: str) -> list[tuple[int, int]]:

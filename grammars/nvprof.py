@@ -21,9 +21,11 @@ each header cell, unit and value means.
 from __future__ import annotations
 
 import re
-from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation
 
 import pyparsing as pp
+
+from .units import BYTES_PER_UNIT, NS_PER_UNIT, SHORT_TIME_UNITS, scale_exact
 
 # --------------------------------------------------------------------------- message lines
 #: ``==12400== Profiling result:``; ``==PROF==`` belongs to Nsight Compute, not here
@@ -34,16 +36,17 @@ MESSAGE_RE = re.compile(r"^==(\d+)==(?: |$)")
 RESULT_MESSAGES = ("Profiling result:", "API calls:", "Metric result:", "Event result:")
 
 # --------------------------------------------------------------------------- values and units
-number = pp.Regex(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
-TIME_UNITS_NS = {"ns": Decimal(1), "us": Decimal(1000), "μs": Decimal(1000), "ms": Decimal(10**6),
-                 "s": Decimal(10**9)}
-SIZE_UNITS_B = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3, "TB": 1024**4}
-RATE_UNITS = ("B/s", "KB/s", "MB/s", "GB/s", "TB/s")
+NUMBER_PATTERN = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+number = pp.Regex(NUMBER_PATTERN)
+#: the unit spellings nvprof prints (their sizes: :mod:`loganalyze.grammars.units`)
+TIME_UNITS = SHORT_TIME_UNITS
+SIZE_UNITS = ("B", "KB", "MB", "GB", "TB")
+RATE_UNITS = tuple(f"{u}/s" for u in SIZE_UNITS)
 #: every cell a units row may hold
-UNIT_CELLS = set(TIME_UNITS_NS) | set(SIZE_UNITS_B) | set(RATE_UNITS) | {"%", ""}
+UNIT_CELLS = set(TIME_UNITS) | set(SIZE_UNITS) | set(RATE_UNITS) | {"%", ""}
 
-time_unit = pp.one_of(list(TIME_UNITS_NS))
-size_unit = pp.one_of(list(SIZE_UNITS_B))
+time_unit = pp.one_of(list(TIME_UNITS))
+size_unit = pp.one_of(list(SIZE_UNITS))
 #: ``1.0240us``, ``264.39ms``, ``8.43532s``: text-mode times carry their unit
 time_value = pp.Combine(number("num") + time_unit("unit"))
 #: ``112B``, ``1.5000KB``
@@ -54,53 +57,52 @@ rate_value = pp.Combine(number("num") + pp.one_of(list(RATE_UNITS))("unit"))
 dims3 = pp.Suppress("(") + pp.common.integer * 3 + pp.Suppress(")")
 dash = pp.Literal("-")
 
-TIME_VALUE_RE = re.compile(r"^([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)(ns|us|μs|ms|s)$")
-SIZE_VALUE_RE = re.compile(r"^([-+]?(?:\d+(?:\.\d*)?|\.\d+))(B|KB|MB|GB|TB)$")
+TIME_VALUE_RE = re.compile(rf"^({NUMBER_PATTERN})({'|'.join(TIME_UNITS)})$")
+SIZE_VALUE_RE = re.compile(rf"^([-+]?(?:\d+(?:\.\d*)?|\.\d+))({'|'.join(SIZE_UNITS)})$")
 DIMS_RE = re.compile(r"^\(\s*(\d+)\s+(\d+)\s+(\d+)\s*\)$")
 
 
-def scale_to_int(text: str, factor) -> int | None:
-    """``text`` (a decimal number) times ``factor``, exactly, rounded half-even to an integer."""
+def cell(text: str | None) -> str | None:
+    """A cell's text without surrounding blanks; None for a missing or empty cell or ``-``."""
     if text is None:
         return None
     text = text.strip()
-    if not text or text == "-":
-        return None
-    try:
-        return int((Decimal(text) * factor).to_integral_value(ROUND_HALF_EVEN))
-    except (InvalidOperation, ValueError):
-        raise ValueError(f"not a number: {text!r}") from None
+    return None if not text or text == "-" else text
+
+
+def scale_to_int(text: str, factor: int) -> int | None:
+    """``text`` (a decimal number) times ``factor``, exactly, rounded half-even to an
+    integer (:func:`~loganalyze.grammars.units.scale_exact`); None for an empty cell or ``-``."""
+    text = cell(text)
+    return None if text is None else scale_exact(text, factor)
 
 
 def time_to_ns(text: str, unit: str | None = None) -> int | None:
     """A time cell in ns: ``text`` in ``unit`` (CSV), or with its own suffix (text mode)."""
+    text = cell(text)
     if text is None:
         return None
-    text = text.strip()
-    if not text or text == "-":
-        return None
     if unit:
-        if unit not in TIME_UNITS_NS:
+        if unit not in TIME_UNITS:
             raise ValueError(f"unknown time unit {unit!r}")
-        return scale_to_int(text, TIME_UNITS_NS[unit])
+        return scale_to_int(text, NS_PER_UNIT[unit])
     m = TIME_VALUE_RE.match(text)
     if not m:
         raise ValueError(f"not a time with a unit: {text!r}")
-    return scale_to_int(m.group(1), TIME_UNITS_NS[m.group(2)])
+    return scale_to_int(m.group(1), NS_PER_UNIT[m.group(2)])
 
 
 def size_to_bytes(text: str, unit: str | None = None) -> int | None:
+    """A size cell in bytes: ``text`` in ``unit`` (CSV), or with its own suffix (text mode)."""
+    text = cell(text)
     if text is None:
         return None
-    text = text.strip()
-    if not text or text == "-":
-        return None
     if unit:
-        return scale_to_int(text, SIZE_UNITS_B.get(unit, 1))
+        return scale_to_int(text, BYTES_PER_UNIT[unit] if unit in SIZE_UNITS else 1)
     m = SIZE_VALUE_RE.match(text)
     if not m:
         return scale_to_int(text, 1)
-    return scale_to_int(m.group(1), SIZE_UNITS_B[m.group(2)])
+    return scale_to_int(m.group(1), BYTES_PER_UNIT[m.group(2)])
 
 
 def parse_dims(text: str) -> tuple[int | None, int | None, int | None]:
@@ -111,10 +113,9 @@ def parse_dims(text: str) -> tuple[int | None, int | None, int | None]:
 
 
 def parse_int(text: str | None) -> int | None:
+    """An integer cell (``12``, ``12.0``); None for an empty cell or text."""
+    text = cell(text)
     if text is None:
-        return None
-    text = text.strip()
-    if not text or text == "-":
         return None
     try:
         return int(text)

@@ -10,9 +10,16 @@ in ``..._MARKER_DATA``.
 """
 from __future__ import annotations
 
-from .nsys import C
+from .nsys import CUPTI_TABLE_PREFIX, C
 
 STRING_TABLE = "StringTable"
+#: all of these in a file's first bytes (the SQLite schema) show an nvprof database
+HEAD_MARKERS = (STRING_TABLE, CUPTI_TABLE_PREFIX.rstrip("_"))
+
+
+def is_database(tables: set[str]) -> bool:
+    """Whether a database with ``tables`` is nvprof's: its string table and CUPTI activity."""
+    return STRING_TABLE in tables and any(t.startswith(CUPTI_TABLE_PREFIX) for t in tables)
 KERNEL_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL",
                  "CUPTI_ACTIVITY_KIND_CDP_KERNEL")
 KERNEL = [

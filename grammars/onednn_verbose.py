@@ -30,9 +30,34 @@ import pyparsing as pp
 COMMA = pp.Suppress(",")
 END_OF_FIELD = r"(?=,|$)"
 
-marker = pp.Regex(r"(?:onednn|dnnl|mkldnn)_verbose" + END_OF_FIELD)("marker")
-version_token = pp.Regex(r"v\d+" + END_OF_FIELD)("version")
-timestamp = pp.Regex(r"\d+\.\d*" + END_OF_FIELD)("timestamp")
+#: what a verbose line starts with, one per generation (oneDNN, DNNL, MKL-DNN)
+MARKERS = ("onednn_verbose", "dnnl_verbose", "mkldnn_verbose")
+MARKER_PATTERN = "(?:" + "|".join(MARKERS) + ")"
+VERSION_TOKEN_PATTERN = r"v\d+"
+TIMESTAMP_PATTERN = r"\d+\.\d*"
+#: the marker (with its optional version token) and the optional timestamp at the start of a
+#: line, and what follows them (a comma, or the end of a marker-only line).  Plain enough for
+#: Python's ``re`` and DuckDB's RE2 alike: the importer cuts lines with it in SQL.
+LEADING_CUT_PATTERN = (f"^({MARKER_PATTERN}(?:,{VERSION_TOKEN_PATTERN})?)(,{TIMESTAMP_PATTERN})?"
+                       r"(,|\r?\n$)")
+
+marker = pp.Regex(MARKER_PATTERN + END_OF_FIELD)("marker")
+version_token = pp.Regex(VERSION_TOKEN_PATTERN + END_OF_FIELD)("version")
+timestamp = pp.Regex(TIMESTAMP_PATTERN + END_OF_FIELD)("timestamp")
+
+
+def starts_with_marker(line: bytes | str, comma: bool = False) -> bool:
+    """Whether ``line`` starts with a verbose marker (followed by a comma when ``comma``)."""
+    if isinstance(line, bytes):
+        prefixes = _MARKER_BYTES_COMMA if comma else _MARKER_BYTES
+    else:
+        prefixes = _MARKER_COMMA if comma else MARKERS
+    return line.startswith(prefixes)
+
+
+_MARKER_COMMA = tuple(m + "," for m in MARKERS)
+_MARKER_BYTES = tuple(m.encode() for m in MARKERS)
+_MARKER_BYTES_COMMA = tuple(m.encode() for m in _MARKER_COMMA)
 component = pp.Regex(r"(?:primitive|graph|common|ukernel)" + END_OF_FIELD)("component")
 operation = pp.Regex(r"[^,]*")("operation")
 rest_of_line = pp.Regex(r".+")("rest")

@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 import pyparsing as pp
+
+from .units import to_ns_or_none
 
 SEPARATOR_RE = re.compile(r"^-{3,}(?:  -{3,})+\s*$")
 TOTAL_RE = re.compile(r"^Self (?P<dev>\w+) time total: (?P<value>\S+)\s*$|^(?P<dev2>\w+) time total: (?P<value2>\S+)\s*$")
@@ -38,7 +40,6 @@ time_cell = pp.Combine(_number("num") + pp.one_of("us ms s ns")("unit")) + pp.St
 memory_cell = _number("num") + pp.one_of("b Kb Mb Gb Tb B KB MB GB")("unit") + pp.StringEnd()
 percent_cell = pp.Combine(_number("num") + pp.Literal("%")) + pp.StringEnd()
 
-TIME_NS = {"ns": Decimal(1), "us": Decimal(1000), "ms": Decimal(1_000_000), "s": Decimal(1_000_000_000)}
 MEMORY_BYTES = {"b": 1, "B": 1, "Kb": 1024, "KB": 1024, "Mb": 1024 ** 2, "MB": 1024 ** 2,
                 "Gb": 1024 ** 3, "GB": 1024 ** 3, "Tb": 1024 ** 4}
 _TIME_RE = re.compile(r"^(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(ns|us|ms|s)$")
@@ -55,10 +56,7 @@ def time_ns(cell: str) -> int | None:
         num, unit = res["num"], res["unit"]
     else:
         num, unit = m.group(1), m.group(2)
-    try:
-        return int((Decimal(num) * TIME_NS[unit]).to_integral_value())
-    except InvalidOperation:
-        return None
+    return to_ns_or_none(num, unit)
 
 
 def memory_bytes(cell: str) -> int | None:

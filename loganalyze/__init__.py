@@ -12,19 +12,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-__version__ = "0.2.0"
+from .version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
     from .api import Database, LoganalyzeError, Rows
 
 
-def connect(path=None, read_only: bool = False) -> "Database":
+def connect(path=None, read_only: bool = False, wait: float = 60.0, on_wait=None) -> "Database":
     """Open (or create) a loganalyze database: a DuckDB file; ``None`` means
-    ``$LOGANALYZE_DB`` or ``./loganalyze.duckdb``; ``":memory:"`` an in-memory one.
-    See :func:`loganalyze.api.connect`."""
+    ``$LOGANALYZE_DB`` or ``./loganalyze.duckdb``; ``":memory:"`` an in-memory one; waits up to
+    ``wait`` seconds for another process's lock.  See :func:`loganalyze.api.connect`."""
     from .api import connect as _connect
 
-    return _connect(path, read_only=read_only)
+    return _connect(path, read_only=read_only, wait=wait, on_wait=on_wait)
 
 
 def __getattr__(name: str):

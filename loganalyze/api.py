@@ -16,8 +16,8 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Literal, Sequence
 
-from .query import QueryError
-from .store import Store, StoreError, default_db_path
+from .query.errors import QueryError
+from .store import DEFAULT_WAIT_S, Store, StoreError, default_db_path
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -113,9 +113,10 @@ class Database:
     Use :func:`loganalyze.connect` to open one; close it with :meth:`close` or a ``with`` block.
     """
 
-    def __init__(self, path: str | os.PathLike | None = None, read_only: bool = False):
+    def __init__(self, path: str | os.PathLike | None = None, read_only: bool = False,
+                 wait: float = DEFAULT_WAIT_S, on_wait: Callable[[str], None] | None = None):
         try:
-            self._store = Store(path, read_only=read_only)
+            self._store = Store(path, read_only=read_only, wait=wait, on_wait=on_wait)
         except StoreError as exc:
             raise LoganalyzeError(str(exc)) from None
         self.path: str = self._store.path
@@ -371,10 +372,16 @@ class Database:
         return f"{self.path}: the database holds no data; run 'loganalyze ingest FILE' first"
 
 
-def connect(path: str | os.PathLike | None = None, read_only: bool = False) -> Database:
+def connect(path: str | os.PathLike | None = None, read_only: bool = False, wait: float = DEFAULT_WAIT_S,
+            on_wait: Callable[[str], None] | None = None) -> Database:
     """Open (or create) a loganalyze database.
 
     ``path``: a DuckDB file; ``None`` means ``$LOGANALYZE_DB`` or ``./loganalyze.duckdb``;
     ``":memory:"`` a database that lives as long as the object.  ``read_only=True`` opens an
-    existing file for reading only (it is an error when the file does not exist)."""
-    return Database(path if path is not None else default_db_path(), read_only=read_only)
+    existing file for reading only (it is an error when the file does not exist).  While
+    another process holds the file (an ingest writing, or readers while we want to write),
+    opening waits up to ``wait`` seconds, calling ``on_wait(message)`` once.  A file that is
+    not a loganalyze database is refused and left as it is; no extension is ever downloaded
+    or loaded."""
+    return Database(path if path is not None else default_db_path(), read_only=read_only, wait=wait,
+                    on_wait=on_wait)

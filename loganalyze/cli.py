@@ -7,11 +7,12 @@ Only typer is imported at start-up; each command imports what it needs.
 from __future__ import annotations
 
 import sys
-from typing import List, Optional
+from contextlib import contextmanager
+from typing import Iterator, List, Optional
 
 import typer
 
-from . import __version__
+from .version import __version__
 
 DEFAULT_DB = "loganalyze.duckdb"
 
@@ -34,6 +35,8 @@ DB_HELP = f"DuckDB file (default: $LOGANALYZE_DB or ./{DEFAULT_DB})"
 FORMAT_HELP = "Output format: table, csv, json or markdown"
 SOURCE_HELP = "Only this file: a source_id, file name or path (repeatable)"
 FORMATS = ("table", "csv", "json", "markdown")
+WAIT_HELP = "Seconds to wait while another process holds the database"
+WAIT_DEFAULT = 60.0
 
 
 def _version(value: bool) -> None:
@@ -59,13 +62,27 @@ def _check_format(fmt: str) -> str:
     return fmt
 
 
-def _open(db: Optional[str], read_only: bool):
+def _open(db: Optional[str], read_only: bool, wait: float = WAIT_DEFAULT):
     from .api import LoganalyzeError, connect
 
     try:
-        return connect(db, read_only=read_only)
+        return connect(db, read_only=read_only, wait=wait, on_wait=lambda msg: typer.echo(msg, err=True))
     except LoganalyzeError as exc:
         _fail(str(exc))
+
+
+@contextmanager
+def _database(db: Optional[str], wait: float, read_only: bool = True) -> Iterator:
+    """The database for one command: a LoganalyzeError is one line and exit 2; always closed."""
+    from .api import LoganalyzeError
+
+    database = _open(db, read_only=read_only, wait=wait)
+    try:
+        yield database
+    except LoganalyzeError as exc:
+        _fail(str(exc))
+    finally:
+        database.close()
 
 
 def _show(result, fmt: str) -> None:
@@ -79,6 +96,7 @@ def _show(result, fmt: str) -> None:
 def ingest(
     paths: List[str] = typer.Argument(..., help="Files, globs or directories to ingest; - reads standard input"),
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+    wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
     run: Optional[str] = typer.Option(None, "--run", help="Run label stored with every file"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print errors only"),
 ):
@@ -90,34 +108,42 @@ def ingest(
     Example: loganalyze ingest logs/ --run nightly-2026-11-22;
     train.py 2>&1 | loganalyze ingest - --run nightly
     """
+    from .ingest import IngestInterrupted
     from .progress import IngestProgress
+    from .signals import interrupts_handled
 
-    database = _open(db, read_only=False)
+    database = _open(db, read_only=False, wait=wait)
     bar = IngestProgress() if (sys.stderr.isatty() and not quiet) else None
     ok = failed = 0
     try:
-        for res in database.iter_ingest(paths, run=run, progress=bar):
-            if bar:
-                bar.file_done()
-            if res.status == "error":
-                failed += 1
-                typer.echo(f"error: {res.message}", err=True)
-                continue
-            ok += 1
-            if quiet:
-                continue
-            if res.status == "duplicate":
-                typer.echo(f"skipped: {res.message}")
-                continue
-            for w in res.warnings:
-                typer.echo(f"warning: {w}", err=True)
-            _print_ingested(database, res)
-    except KeyboardInterrupt:
+        with interrupts_handled():
+            results = database.iter_ingest(paths, run=run, progress=bar)
+            for res in results:
+                if bar:
+                    bar.file_done()
+                if res.status == "error":
+                    failed += 1
+                    typer.echo(f"error: {res.message}", err=True)
+                    continue
+                ok += 1
+                if quiet:
+                    continue
+                if res.status == "duplicate":
+                    typer.echo(f"skipped: {res.message}")
+                    continue
+                for w in res.warnings:
+                    typer.echo(f"warning: {w}", err=True)
+                _print_ingested(database, res)
+    except IngestInterrupted as exc:
         if bar:
             bar.file_done()
-        typer.echo(f"interrupted: the file being read was rolled back; {ok} file(s) ingested before it",
-                   err=True)
-        raise typer.Exit(130)
+        typer.echo(exc.summary(), err=True)
+        raise typer.Exit(exc.exit_code)
+    except KeyboardInterrupt as exc:
+        if bar:
+            bar.file_done()
+        typer.echo(f"interrupted: {ok} file(s) ingested before it", err=True)
+        raise typer.Exit(getattr(exc, "exit_code", 130))
     finally:
         database.close()
     if failed and not ok:
@@ -153,6 +179,7 @@ def _print_ingested(database, res) -> None:
 @app.command("summary")
 def summary_cmd(
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+    wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
     by: Optional[str] = typer.Option(None, "--by", help="Group keys, comma-separated. oneDNN: kind, impl, prop, shape, engine, alg, dtype, mds, attrs, aux, source, run. GPU: kernel (with grid, block, device, stream), memcpy, api, nvtx (with domain), op (with shapes); source, run. Traces: op, category, thread, process, shape, dtype, step; framework tables (--family optable): op, section, tool, rank. Default: every family present, each by its main key"),
     run: Optional[str] = typer.Option(None, "--run", help="Only files ingested with this run label"),
     source: Optional[List[str]] = typer.Option(None, "--source", help=SOURCE_HELP),
@@ -175,12 +202,9 @@ def summary_cmd(
     loganalyze summary --by kernel --source trace.json.gz --format json;
     loganalyze summary --benchdnn --top 5
     """
-    from .api import LoganalyzeError
-
     _check_format(fmt)
-    database = _open(db, read_only=True)
     compact = fmt in ("table", "markdown") and not wide
-    try:
+    with _database(db, wait) as database:
         if benchdnn:
             for comment, line in database.benchdnn(top=top or 10, run=run, source=source):
                 typer.echo(comment)
@@ -188,20 +212,16 @@ def summary_cmd(
             return
         if by is None and family is None:
             parts = database.summaries(run=run, source=source, top=top, output="rows", wide=not compact)
+            if len(parts) > 1 and fmt in ("json", "csv"):
+                _fail("the database holds several families (" + ", ".join(p.family for p in parts)
+                      + "): choose one with --by or --family for csv and json")
             for i, part in enumerate(parts):
-                if len(parts) > 1 and fmt in ("table", "markdown"):
+                if len(parts) > 1:
                     typer.echo(("\n" if i else "") + f"# {part.family}: by {','.join(part.by)}")
-                if len(parts) > 1 and fmt in ("json", "csv") and i == 0:
-                    _fail("the database holds several families (" + ", ".join(p.family for p in parts)
-                          + "): choose one with --by or --family for csv and json")
                 _show(part.result, fmt)
             return
         result = database.summary(by=by, run=run, source=source, top=top, family=family, names=names,
                                   output="rows", wide=not compact)
-    except LoganalyzeError as exc:
-        _fail(str(exc))
-    finally:
-        database.close()
     _show(result, fmt)
 
 
@@ -210,6 +230,7 @@ def summary_cmd(
 def sql(
     query: str = typer.Argument(..., help="A SQL query over the documented tables and views"),
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+    wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
 ):
     """Run read-only SQL over the database (see docs/schema.md).
@@ -217,18 +238,11 @@ def sql(
     Example: loganalyze sql "SELECT kind, count(*), sum(time_ms) FROM onednn_primitives
     WHERE op_class = 'exec' GROUP BY kind ORDER BY 3 DESC"
     """
-    from .api import LoganalyzeError
-
     _check_format(fmt)
     if not query.strip():
         _fail("empty query")
-    database = _open(db, read_only=True)
-    try:
+    with _database(db, wait) as database:
         result = database.sql(query, output="rows")
-    except LoganalyzeError as exc:
-        _fail(str(exc))
-    finally:
-        database.close()
     if result.columns:
         _show(result, fmt)
 
@@ -236,41 +250,29 @@ def sql(
 @app.command()
 def sources(
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+    wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
     run: Optional[str] = typer.Option(None, "--run", help="Only files ingested with this run label"),
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
 ):
     """List the files in the database with their format, dialect and line counts."""
-    from .api import LoganalyzeError
-
     _check_format(fmt)
-    database = _open(db, read_only=True)
-    try:
+    with _database(db, wait) as database:
         result = database.sources(wide=fmt != "table", run=run, output="rows")
-    except LoganalyzeError as exc:
-        _fail(str(exc))
-    finally:
-        database.close()
     _show(result, fmt)
 
 
 @app.command()
 def skipped(
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+    wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
     source: Optional[List[str]] = typer.Option(None, "--source", help=SOURCE_HELP),
     limit: int = typer.Option(50, "--limit", min=0, help="At most this many lines"),
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
 ):
     """Show skipped input lines with their line number and reason."""
-    from .api import LoganalyzeError
-
     _check_format(fmt)
-    database = _open(db, read_only=True)
-    try:
+    with _database(db, wait) as database:
         result = database.skipped(source=source, limit=limit, output="rows")
-    except LoganalyzeError as exc:
-        _fail(str(exc))
-    finally:
-        database.close()
     _show(result, fmt)
 
 
@@ -279,17 +281,15 @@ def skipped(
 def runs_list(
     ctx: typer.Context,
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+    wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
 ):
     """List the runs: label, files, formats, lines, first and last ingest time."""
     if ctx.invoked_subcommand is not None:
         return
     _check_format(fmt)
-    database = _open(db, read_only=True)
-    try:
+    with _database(db, wait) as database:
         result = database.runs(output="rows")
-    finally:
-        database.close()
     _show(result, fmt)
 
 
@@ -297,9 +297,10 @@ def runs_list(
 def runs_rm(
     label: str = typer.Argument(..., help="The run label to remove"),
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+    wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
 ):
     """Remove every file of a run and all its rows, in one transaction."""
-    _change_runs(db, lambda d: d.remove_run(label), lambda n: f"removed run {label!r}: {n} file(s)")
+    _change_runs(db, wait, lambda d: d.remove_run(label), lambda n: f"removed run {label!r}: {n} file(s)")
 
 
 @runs_app.command("relabel")
@@ -307,27 +308,23 @@ def runs_relabel(
     old: str = typer.Argument(..., help="The current run label"),
     new: str = typer.Argument(..., help="The new run label"),
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+    wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
 ):
     """Rename a run (its files join run NEW if that exists)."""
-    _change_runs(db, lambda d: d.relabel_run(old, new), lambda n: f"relabelled run {old!r} as {new!r}: {n} file(s)")
+    _change_runs(db, wait, lambda d: d.relabel_run(old, new),
+                 lambda n: f"relabelled run {old!r} as {new!r}: {n} file(s)")
 
 
-def _change_runs(db, change, message) -> None:
-    from .api import LoganalyzeError
-    from .store import default_db_path
-
+def _change_runs(db, wait, change, message) -> None:
     import os
+
+    from .store import default_db_path
 
     path = db or default_db_path()
     if not os.path.exists(path):
         _fail(f"{path}: no database here; run 'loganalyze ingest' first")
-    database = _open(db, read_only=False)
-    try:
+    with _database(db, wait, read_only=False) as database:
         n = change(database)
-    except LoganalyzeError as exc:
-        _fail(str(exc))
-    finally:
-        database.close()
     typer.echo(message(n))
 
 
@@ -336,6 +333,7 @@ def _change_runs(db, change, message) -> None:
 def export(
     chrome_trace: Optional[str] = typer.Option(None, "--chrome-trace", help="Write a trace-event JSON file (.gz: compressed; '-': stdout)"),
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+    wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
     source: Optional[List[str]] = typer.Option(None, "--source", help=SOURCE_HELP),
     run: Optional[str] = typer.Option(None, "--run", help="Only files ingested with this run label"),
     no_onednn: bool = typer.Option(False, "--no-onednn", help="Leave oneDNN verbose logs out"),
@@ -348,13 +346,10 @@ def export(
 
     Example: loganalyze export --chrome-trace timeline.json.gz
     """
-    from .api import LoganalyzeError
-
     from .progress import LazyBar
 
     if not chrome_trace:
         _fail("choose an export format: --chrome-trace FILE")
-    database = _open(db, read_only=True)
     bars: list[LazyBar] = []
 
     def progress(total: int):
@@ -364,14 +359,12 @@ def export(
         return bars[-1].update
 
     try:
-        stats = database.export_chrome_trace(chrome_trace, run=run, source=source, onednn=not no_onednn,
-                                             progress=progress)
-    except LoganalyzeError as exc:
-        _fail(str(exc))
+        with _database(db, wait) as database:
+            stats = database.export_chrome_trace(chrome_trace, run=run, source=source, onednn=not no_onednn,
+                                                 progress=progress)
     finally:
         for bar in bars:
             bar.close()
-        database.close()
     if chrome_trace != "-":
         typer.echo(f"wrote {chrome_trace}: {stats.events} trace events and {stats.onednn_events} oneDNN events "
                    f"from {len(stats.sources)} file(s)", err=True)

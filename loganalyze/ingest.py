@@ -10,22 +10,22 @@ Used by the CLI and usable as a library::
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 import duckdb
 
-from . import __version__
+from .version import __version__
 from .importers import IngestContext, candidate_importers, fallback_importer, known_formats
 from .inputs import InputError, InputFile, expand_paths, is_probably_binary
+from .signals import is_interrupt, signal_exit_code
 from .store import Store
 
 SOURCE_COLUMNS = [
     "source_id", "path", "name", "size_bytes", "sha256", "compression", "format", "dialect",
     "library_version", "isa", "runtime", "run_label", "lines_total", "lines_parsed",
     "lines_non_verbose", "lines_skipped", "crlf_lines", "ends_with_newline", "segments",
-    "warnings", "loganalyze_version",
+    "warnings", "loganalyze_version", "truncated",
 ]
 
 
@@ -40,22 +40,57 @@ class IngestResult:
     source: dict = field(default_factory=dict)
 
 
+class IngestInterrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM during an ingest: the file in progress was rolled back (or, when the
+    signal came during its commit, is stored whole: ``stored``), nothing further was read."""
+
+    def __init__(self, path: str, stored: bool, exit_code: int = 130):
+        super().__init__(path)
+        self.path, self.stored, self.exit_code = path, stored, exit_code
+        self.done: list[IngestResult] = []
+        self.not_read: list[str] = []
+
+    def summary(self) -> str:
+        """One line: what was ingested, what happened to the file in progress, what was not read."""
+        ok = sum(1 for r in self.done if r.status == "ingested")
+        now = (f"{self.path} was stored whole before the interrupt" if self.stored
+               else f"{self.path} was rolled back (nothing of it stored)")
+        return (f"interrupted: {ok} file(s) ingested before it; {now}; "
+                f"{len(self.not_read)} more file(s) not read")
+
+
 def ingest_paths(
     store: Store,
     paths: list[str],
     run_label: str | None = None,
     progress_factory: Callable[[InputFile], Callable[[int], None] | None] | None = None,
 ) -> Iterator[IngestResult]:
-    for cand in expand_paths(paths):
+    """One result per file, as each is done.  An interrupt raises :class:`IngestInterrupted`
+    carrying what was done and what was not read."""
+    cands = expand_paths(paths)
+    done: list[IngestResult] = []
+    for i, cand in enumerate(cands):
         if cand.error:
-            yield IngestResult(cand.path, "error", cand.error)
-            continue
-        yield ingest_file(store, cand.path, run_label, progress_factory)
+            res = IngestResult(cand.path, "error", cand.error)
+        else:
+            try:
+                res = ingest_file(store, cand.path, run_label, progress_factory)
+            except KeyboardInterrupt as exc:
+                # before the file's transaction began (sniffing, hashing): nothing of it stored
+                stop = exc if isinstance(exc, IngestInterrupted) else IngestInterrupted(
+                    cand.path, False, signal_exit_code(exc))
+                stop.done = done
+                stop.not_read = [c.path for c in cands[i + 1:]]
+                raise stop from None
+        done.append(res)
+        yield res
 
 
 def ingest_file(store: Store, path: str, run_label: str | None = None, progress_factory=None) -> IngestResult:
+    file = None
     try:
         file = InputFile(path)
+        path = file.path  # what messages name: "<stdin>" for "-"
         if file.size == 0:
             raise InputError(f"{path}: empty file")
         head = file.head()
@@ -83,6 +118,12 @@ def ingest_file(store: Store, path: str, run_label: str | None = None, progress_
                 break
             except InputError as exc:
                 first_error = first_error or exc
+            except Exception as exc:
+                if is_interrupt(exc):
+                    raise _interrupted(store, file, path, exc) from None
+                raise
+            except KeyboardInterrupt as exc:
+                raise _interrupted(store, file, path, exc) from None
         else:
             if not claimed:
                 raise InputError(f"{path}: not a recognised format (tried: {', '.join(known_formats())})")
@@ -103,6 +144,21 @@ def ingest_file(store: Store, path: str, run_label: str | None = None, progress_
     except Exception as exc:  # a bug: still one line, and the file was rolled back
         msg = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
         return IngestResult(path, "error", f"{path}: internal error ({msg}); nothing was ingested from it")
+    finally:
+        if file is not None:
+            file.close()  # a spooled standard input goes away
+
+
+def _interrupted(store: Store, file: InputFile, path: str, exc: BaseException) -> IngestInterrupted:
+    """The interrupt, with the truth about the file in progress: a signal during COMMIT may
+    land after the commit took effect, so the database is asked."""
+    stored = False
+    if file.sha256:
+        try:
+            stored = store.source_by_sha(file.sha256) is not None
+        except duckdb.Error:
+            stored = False
+    return IngestInterrupted(path, stored, signal_exit_code(exc))
 
 
 def _duplicate(path: str, row) -> IngestResult:
@@ -120,15 +176,17 @@ def _ingest_with(store, file, path, importer, run_label, progress_factory):
                         progress=progress_factory(file) if progress_factory else None)
     with store.transaction():
         importer.ingest(ctx)
+        ctx.note_damage()
         dup = store.source_by_sha(file.sha256)
         if dup:
             raise _Duplicate(dup)
         row = dict.fromkeys(SOURCE_COLUMNS)
         row.update(ctx.source)
         row.update(
-            source_id=sid, path=os.path.abspath(path), name=file.name, size_bytes=file.size,
+            source_id=sid, path=file.source_path, name=file.name, size_bytes=file.size,
             sha256=file.sha256, compression=file.compression, format=importer.format,
             run_label=run_label, warnings=ctx.warnings, loganalyze_version=__version__,
+            truncated=bool(ctx.source.get("truncated")),
         )
         store.con.execute(
             f"INSERT INTO sources ({', '.join(SOURCE_COLUMNS)}) VALUES ({', '.join('?' * len(SOURCE_COLUMNS))})",

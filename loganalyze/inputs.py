@@ -1,26 +1,35 @@
-"""Finding input files and reading their bytes: globs, directories, gzip, hashing.
+"""Finding input files and reading their bytes: globs, directories, standard input, gzip, hashing.
 
 Nothing here knows any log format; importers get an :class:`InputFile` and read its
-decompressed bytes in chunks through :meth:`InputFile.chunks`, which also computes the
-file's sha256 on a second thread (hashlib releases the GIL) while the importer works.
+decompressed bytes in chunks through :meth:`InputFile.chunks` (the one byte reader), which
+also computes the file's sha256 on a second thread (hashlib releases the GIL) while the
+importer works.  One policy for damaged compressed input: the bytes before the damage are
+read, ``InputFile.damage`` says what happened, and the source is flagged as truncated.
 """
 from __future__ import annotations
 
 import glob
-import gzip
 import hashlib
 import os
 import queue
+import sys
+import tempfile
 import threading
+import weakref
 import zlib
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
 GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 16 << 20
+#: compressed bytes read at a time
+READ_BLOCK = 1 << 20
 SNIFF_BYTES = 64 << 10
 #: our own database files are never inputs when a directory is expanded
 DATABASE_SUFFIXES = (".duckdb", ".duckdb.wal")
+#: the path that names standard input, and the name its source gets
+STDIN = "-"
+STDIN_NAME = "<stdin>"
 
 
 class InputError(Exception):
@@ -36,7 +45,8 @@ class Candidate:
 
 
 def expand_paths(args: list[str]) -> list[Candidate]:
-    """Files, globs and directories (recursively, hidden files left out) in a stable order."""
+    """Files, globs and directories (recursively, hidden files left out) in a stable order;
+    ``-`` (standard input) passes through."""
     out: list[Candidate] = []
     seen: set[str] = set()
 
@@ -47,7 +57,11 @@ def expand_paths(args: list[str]) -> list[Candidate]:
             out.append(Candidate(p))
 
     for arg in args:
-        if os.path.isdir(arg):
+        if arg == STDIN:
+            if arg not in seen:
+                seen.add(arg)
+                out.append(Candidate(arg))
+        elif os.path.isdir(arg):
             found = []
             for root, dirs, files in os.walk(arg):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
@@ -72,116 +86,273 @@ def expand_paths(args: list[str]) -> list[Candidate]:
 
 
 class InputFile:
-    """One input file: size, compression, a sniffed head and chunked reading."""
+    """One input: size, compression, a sniffed head, and its decompressed bytes in chunks.
+
+    ``path`` is what messages name (``<stdin>`` for standard input), ``local_path`` the file
+    that is read (standard input is spooled to a temporary file first, removed by
+    :meth:`close`, at garbage collection or at exit), ``source_path`` what the ``sources``
+    row records (the absolute path, or ``-``).
+
+    Damaged compressed input (cut off, or corrupt somewhere) is never an error here: the
+    bytes decompressed before the damage are handed out, and ``damage`` says what happened
+    (``truncated`` is then True); importers keep the complete records they read.
+    """
 
     def __init__(self, path: str):
-        self.path = path
-        self.name = os.path.basename(path)
+        self._spool: str | None = None
+        self._cleanup = None
+        if path == STDIN:
+            self._spool = _spool_stdin()
+            self._cleanup = weakref.finalize(self, _remove, self._spool)
+            self.path, self.name, self.local_path, self.source_path = STDIN_NAME, STDIN_NAME, self._spool, STDIN
+        else:
+            self.path, self.name, self.local_path = path, os.path.basename(path), path
+            self.source_path = os.path.abspath(path)
         try:
-            st = os.stat(path)
+            st = os.stat(self.local_path)
         except OSError as exc:
             raise InputError(f"{path}: cannot read: {exc.strerror}") from None
-        if not os.path.isfile(path):
+        if not os.path.isfile(self.local_path):
             raise InputError(f"{path}: not a regular file")
         self.size = st.st_size
         try:
-            with open(path, "rb") as f:
+            with open(self.local_path, "rb") as f:
                 magic = f.read(2)
         except OSError as exc:
             raise InputError(f"{path}: cannot read: {exc.strerror}") from None
         self.compression = "gzip" if magic == GZIP_MAGIC else None
-        self.sha256: str | None = None
+        self._sha256: str | None = None
+        #: what is wrong with the compressed stream, once a read has reached the damage
+        self.damage: str | None = None
+
+    @property
+    def truncated(self) -> bool:
+        """The compressed stream is cut off or corrupt: only the bytes before it were read."""
+        return self.damage is not None
+
+    @property
+    def sha256(self) -> str:
+        """sha256 of the file bytes (computed by the first complete :meth:`chunks` pass, or
+        here when none has run)."""
+        if self._sha256 is None:
+            self._sha256 = self.compute_sha256()
+        return self._sha256
+
+    @sha256.setter
+    def sha256(self, value: str) -> None:
+        self._sha256 = value
+
+    @property
+    def has_sha256(self) -> bool:
+        """Whether the sha256 is known already (else a reading pass may compute it)."""
+        return self._sha256 is not None
+
+    def close(self) -> None:
+        """Remove the spooled copy of standard input (nothing for a named file)."""
+        if self._cleanup is not None:
+            self._cleanup()
+
+    def __enter__(self) -> "InputFile":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     # ------------------------------------------------------------------ raw access
-    def _open_decompressed(self):
-        raw = open(self.path, "rb")
-        if self.compression == "gzip":
-            return gzip.GzipFile(fileobj=raw, mode="rb"), raw
-        return raw, raw
-
     def head(self, n: int = SNIFF_BYTES) -> bytes:
-        """The first ``n`` decompressed bytes (fewer for a short or broken file)."""
-        stream, raw = self._open_decompressed()
-        try:
-            return stream.read(n)
-        except (EOFError, OSError, zlib.error):
-            return b""
-        finally:
-            raw.close()
+        """The first ``n`` decompressed bytes (fewer for a short or damaged file)."""
+        data, _ = self.head_and_complete(n)
+        return data
+
+    def head_and_complete(self, n: int) -> tuple[bytes, bool]:
+        """Up to ``n`` decompressed bytes, and whether they are all the file holds."""
+        parts, got = [], 0
+        gen = self.chunks(min(n, CHUNK), hash_bytes=False)
+        complete = True
+        for chunk in gen:
+            parts.append(chunk)
+            got += len(chunk)
+            if got >= n:
+                complete = False
+                break
+        gen.close()
+        data = b"".join(parts)
+        return (data if complete else data[:n]), complete
 
     def compute_sha256(self) -> str:
+        """sha256 of the file bytes, read once more."""
         h = hashlib.sha256()
-        with open(self.path, "rb") as f:
+        with open(self.local_path, "rb") as f:
             while block := f.read(CHUNK):
                 h.update(block)
-        self.sha256 = h.hexdigest()
-        return self.sha256
+        self._sha256 = h.hexdigest()
+        return self._sha256
 
     # ------------------------------------------------------------------ streaming
-    def chunks(self, size: int = CHUNK) -> Iterator[bytes]:
-        """Decompressed bytes in chunks; the sha256 of the file bytes is set at the end.
+    def chunks(self, size: int = CHUNK, offset: int = 0, progress: Callable[[int], None] | None = None,
+               hash_bytes: bool = True) -> Iterator[bytes]:
+        """Decompressed bytes from ``offset`` on, in chunks of about ``size`` bytes.
 
-        Raises :class:`InputError` for unreadable files and broken gzip streams.
+        ``progress`` gets the number of file bytes read so far.  A complete pass stores the
+        sha256 of the file bytes (hashed on a helper thread).  A damaged gzip stream ends
+        the data where it stops being readable and sets ``damage``; an unreadable file is
+        an :class:`InputError`.
         """
-        hasher = _BackgroundHasher() if self.sha256 is None else None
-        raw = open(self.path, "rb")
+        hasher = _BackgroundHasher() if hash_bytes and self._sha256 is None else None
         try:
-            if self.compression == "gzip":
-                yield from self._gzip_chunks(raw, size, hasher)
-            else:
-                while True:
-                    try:
-                        block = raw.read(size)
-                    except OSError as exc:
-                        raise InputError(f"{self.path}: read error: {exc.strerror}") from None
-                    if not block:
-                        break
-                    if hasher:
-                        hasher.update(block)
-                    yield block
+            raw = open(self.local_path, "rb")
+        except OSError as exc:
+            raise InputError(f"{self.path}: cannot read: {exc.strerror}") from None
+        complete = False
+        try:
+            blocks = _raw_blocks(raw, self.path, READ_BLOCK if self.compression else size, hasher, progress)
+            data = self._gunzip(blocks) if self.compression == "gzip" else blocks
+            yield from _rechunk(_skip_to(data, offset), size)
+            complete = True
         finally:
             raw.close()
             if hasher:
                 digest = hasher.finish()
-                if self.sha256 is None:
-                    self.sha256 = digest
+                if complete and self._sha256 is None:
+                    self._sha256 = digest
 
-    def _gzip_chunks(self, raw, size: int, hasher) -> Iterator[bytes]:
+    def _gunzip(self, blocks: Iterator[bytes]) -> Iterator[bytes]:
+        """Decompressed gzip members (concatenated members go on; trailing garbage after the
+        last member is ignored, as gzip does); damage ends the output and sets ``damage``."""
         decomp = zlib.decompressobj(zlib.MAX_WBITS | 16)
         fed = False  # has the current member seen data it has not finished?
-        pending: list[bytes] = []
-        pending_len = 0
-        while True:
-            try:
-                block = raw.read(1 << 20)
-            except OSError as exc:
-                raise InputError(f"{self.path}: read error: {exc.strerror}") from None
-            if not block:
-                break
-            if hasher:
-                hasher.update(block)
+        out_bytes = 0
+        for block in blocks:
             data = block
             while data:
+                saved = decomp.copy()
                 try:
                     out = decomp.decompress(data)
                 except zlib.error as exc:
-                    raise InputError(f"{self.path}: corrupt gzip data ({exc})") from None
+                    # what decompresses before the damage: the block again, in small steps
+                    for out in _decompress_until_error(saved, data):
+                        out_bytes += len(out)
+                        yield out
+                    self.damage = f"corrupt gzip data after {out_bytes} decompressed bytes ({exc})"
+                    for _ in blocks:  # the rest is still hashed
+                        pass
+                    return
                 fed = True
                 data = b""
                 if out:
-                    pending.append(out)
-                    pending_len += len(out)
-                if decomp.eof:  # concatenated members: go on with what follows
+                    out_bytes += len(out)
+                    yield out
+                if decomp.eof:
                     data = decomp.unused_data
                     decomp = zlib.decompressobj(zlib.MAX_WBITS | 16)
                     fed = False
-            if pending_len >= size:
-                yield b"".join(pending)
-                pending, pending_len = [], 0
+                    if data and not data.startswith(GZIP_MAGIC):
+                        data = b""
+                        for _ in blocks:
+                            pass
+        tail = decomp.flush()
+        if tail:
+            out_bytes += len(tail)
+            yield tail
         if fed and not decomp.eof:
-            raise InputError(f"{self.path}: gzip stream is cut off (truncated or half-written file)")
-        if pending:
+            self.damage = f"gzip stream is cut off after {out_bytes} decompressed bytes"
+
+
+def _decompress_until_error(decomp, data: bytes) -> Iterator[bytes]:
+    """Everything ``decomp`` gives for ``data`` before the byte where it fails (4 KiB steps,
+    then byte by byte through the step that fails, from a copy of the decompressor)."""
+    step = 4096
+    for i in range(0, len(data), step):
+        saved = decomp.copy()
+        try:
+            out = decomp.decompress(data[i:i + step])
+        except zlib.error:
+            for j in range(i, min(i + step, len(data))):
+                try:
+                    out = saved.decompress(data[j:j + 1])
+                except zlib.error:
+                    return
+                if out:
+                    yield out
+            return
+        if out:
+            yield out
+        if decomp.eof:
+            return
+
+
+def _raw_blocks(raw, path: str, size: int, hasher, progress) -> Iterator[bytes]:
+    done = 0
+    while True:
+        try:
+            block = raw.read(size)
+        except OSError as exc:
+            raise InputError(f"{path}: read error: {exc.strerror}") from None
+        if not block:
+            return
+        done += len(block)
+        if hasher:
+            hasher.update(block)
+        yield block
+        if progress:
+            progress(done)
+
+
+def _skip_to(data: Iterator[bytes], offset: int) -> Iterator[bytes]:
+    """The bytes of ``data`` from absolute ``offset`` on."""
+    pos = 0
+    for chunk in data:
+        end = pos + len(chunk)
+        if end > offset:
+            yield chunk[offset - pos:] if pos < offset else chunk
+        pos = end
+
+
+def _rechunk(data: Iterator[bytes], size: int) -> Iterator[bytes]:
+    """Pieces joined (or cut) into chunks of ``size`` bytes, or up to twice that when joined
+    (the last may be shorter)."""
+    pending: list[bytes] = []
+    pending_len = 0
+    for piece in data:
+        if not pending and len(piece) >= size:
+            if len(piece) < 2 * size:
+                yield piece
+                continue
+            view = memoryview(piece)
+            whole = len(piece) - len(piece) % size
+            for i in range(0, whole, size):
+                yield bytes(view[i:i + size])
+            piece = piece[whole:]
+            if not piece:
+                continue
+        pending.append(piece)
+        pending_len += len(piece)
+        if pending_len >= size:
             yield b"".join(pending)
+            pending, pending_len = [], 0
+    if pending:
+        yield b"".join(pending)
+
+
+def _spool_stdin() -> str:
+    """Standard input (its bytes, compressed or not) copied to a temporary file."""
+    stream = getattr(sys.stdin, "buffer", sys.stdin)
+    fd, path = tempfile.mkstemp(prefix="loganalyze-stdin-")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            while block := stream.read(CHUNK):
+                out.write(block)
+    except BaseException:
+        _remove(path)
+        raise
+    return path
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 class _BackgroundHasher:

@@ -1,24 +1,38 @@
-"""Bytes to numbered lines, as Arrow batches DuckDB can scan without a copy.
+"""Bytes to numbered lines: the one line splitter, in two forms.
 
-A line is what ends with ``\\n`` (the last one may lack it); a bare ``\\r`` (progress bars)
-stays inside its line, so line numbers agree with ``wc -l``, editors and ``grep -n``.  Each
-value keeps its ``\\n`` (and ``\\r\\n``): cutting them off would copy every byte, while SQL
-can ignore them for free.  Lines that are not valid UTF-8 or are too long to be log records
-are blanked out of the batch and reported separately, so one bad line never stops a file.
+The rules, for every importer: a line is what ends with ``\\n`` (the last one may lack it); a
+bare ``\\r`` (progress bars) stays inside its line, so line numbers agree with ``wc -l``,
+editors and ``grep -n``; lines ending ``\\r\\n`` are counted (``LineStats.crlf``); a byte
+order mark at the start is dropped.  Lines that are not valid UTF-8 or are too long to be
+log records are *rejected*: blanked out of the batch and listed with their reason, so one bad
+line never stops a file.  When a damaged compressed input ends inside a line, that line is
+rejected as cut off.
+
+- :func:`iter_line_batches` gives Arrow batches DuckDB can scan without a copy (the oneDNN
+  importer).  Each value keeps its ``\\n`` (and ``\\r\\n``): cutting them off would copy every
+  byte, while SQL can ignore them for free.
+- :func:`iter_lines` gives ``(line number, text without its line end)`` in Python (the
+  report importers); rejected lines come back decoded with replacement characters, except
+  a cut-off one, which the caller is told about through ``on_cut``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
 
+if TYPE_CHECKING:
+    from .inputs import InputFile
+
 NL = 10
+BOM = b"\xef\xbb\xbf"
 #: a longer line is never a verbose record: it is reported, not parsed
 MAX_LINE_BYTES = 1 << 20
 #: rows per Arrow record batch (DuckDB scans record batches in parallel)
 ROWS_PER_RECORD_BATCH = 16384
+CUT_REASON = "truncated: the input ends inside this line"
 
 
 @dataclass
@@ -27,7 +41,7 @@ class LineBatch:
     count: int
     table: pa.Table  # columns line_no BIGINT, line VARCHAR (with its line ending)
     crlf: int
-    #: (line_no, reason, first bytes) for lines blanked out of ``table``
+    #: (line_no, reason, the line's bytes) for lines blanked out of ``table``
     rejected: list[tuple[int, str, bytes]] = field(default_factory=list)
 
 
@@ -39,16 +53,20 @@ class LineStats:
     bytes: int = 0
 
 
-def iter_line_batches(chunks: Iterable[bytes], stats: LineStats) -> Iterator[LineBatch]:
-    """Numbered lines of a byte stream, a batch per chunk, in order."""
+def iter_line_batches(file: "InputFile", stats: LineStats,
+                      progress: Callable[[int], None] | None = None) -> Iterator[LineBatch]:
+    """Numbered lines of ``file``'s decompressed bytes, a batch per chunk, in order."""
     carry = b""
     line_no = 0
-    last_byte = b""
-    for chunk in chunks:
+    first = True
+    for chunk in file.chunks(progress=progress):
+        if first and chunk:
+            first = False
+            if chunk.startswith(BOM):
+                chunk = chunk[len(BOM):]
         if not chunk:
             continue
         stats.bytes += len(chunk)
-        last_byte = chunk[-1:]
         data = carry + chunk if carry else chunk
         cut = data.rfind(b"\n") + 1
         if cut == 0:
@@ -61,17 +79,36 @@ def iter_line_batches(chunks: Iterable[bytes], stats: LineStats) -> Iterator[Lin
         yield batch
     if carry:
         stats.ends_with_newline = False
-        batch = _make_batch(carry + b"\n", line_no)
+        batch = _make_batch(carry + b"\n", line_no, cut_last=file.damage is not None)
         line_no += batch.count
         stats.crlf += batch.crlf
         yield batch
-    elif last_byte and last_byte != b"\n":  # pragma: no cover - carry handles it
-        stats.ends_with_newline = False
     stats.lines = line_no
 
 
-def _make_batch(data: bytes, line_no: int, size: int | None = None) -> LineBatch:
-    """Lines of ``data[:size]``, which ends with a newline (no copy of the bytes)."""
+def iter_lines(file: "InputFile", stats: LineStats, progress: Callable[[int], None] | None = None,
+               on_cut: Callable[[int, bytes], None] | None = None) -> Iterator[tuple[int, str]]:
+    """``(line number, text without its line end)`` for every line of ``file``; bytes that
+    are not UTF-8 are replaced.  A line cut off by damaged compressed input is not yielded:
+    ``on_cut(line_no, its bytes)`` is called instead."""
+    for batch in iter_line_batches(file, stats, progress):
+        texts = batch.table.column("line").to_pylist()
+        for line_no, reason, raw in batch.rejected:
+            i = line_no - batch.first_line
+            if reason == CUT_REASON:
+                texts[i] = None
+                if on_cut:
+                    on_cut(line_no, raw)
+            else:
+                texts[i] = raw.decode("utf-8", "replace")
+        for i, text in enumerate(texts):
+            if text is not None:
+                yield batch.first_line + i, text[:-2] if text.endswith("\r\n") else text[:-1]
+
+
+def _make_batch(data: bytes, line_no: int, size: int | None = None, cut_last: bool = False) -> LineBatch:
+    """Lines of ``data[:size]``, which ends with a newline (no copy of the bytes); with
+    ``cut_last`` the last line is rejected as cut off."""
     ascii_only = data.isascii()  # ASCII is valid UTF-8: no validation pass needed
     if size is not None and size < len(data):
         data = memoryview(data)[:size]
@@ -97,14 +134,19 @@ def _make_batch(data: bytes, line_no: int, size: int | None = None) -> LineBatch
         except (pa.ArrowInvalid, UnicodeDecodeError):
             bad_rows = _invalid_utf8_rows(data, offsets)
             text = None
-    drop = np.union1d(long_rows, bad_rows) if (len(long_rows) or len(bad_rows)) else None
-    if drop is not None:
+    cut_rows = np.array([n - 1], dtype=np.int64) if cut_last and n else np.empty(0, dtype=np.int64)
+    drop = np.union1d(np.union1d(long_rows, bad_rows), cut_rows)
+    if len(drop):
         for r in drop:
             start, end = int(offsets[r]), int(offsets[r + 1])
-            reason = (
-                f"line too long ({end - start - 1} bytes)" if (end - start) > MAX_LINE_BYTES else "invalid UTF-8"
-            )
-            rejected.append((int(numbers[r]), reason, bytes(data[start:min(end, start + 200)])))
+            if r in cut_rows:
+                reason = CUT_REASON
+                end -= 1  # the "\n" was added here: the line has none
+            elif (end - start) > MAX_LINE_BYTES:
+                reason = f"line too long ({end - start - 1} bytes)"
+            else:
+                reason = "invalid UTF-8"
+            rejected.append((int(numbers[r]), reason, bytes(data[start:end])))
         # rebuild the batch with those lines emptied (kept as "\n" so numbering holds)
         pieces = []
         prev = 0

@@ -34,27 +34,45 @@ def _schema_sql() -> str:
     return "\n".join(f.read_text(encoding="utf-8") for f in files)
 
 
+#: how long opening a database waits for another process's lock (seconds)
+DEFAULT_WAIT_S = 60.0
+#: DuckDB settings of every connection: never download or load an extension (a database
+#: argument naming a SQLite or Postgres file must not make the engine reach for the network)
+CONNECT_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+
+
 class Store:
-    """One DuckDB database file."""
+    """One DuckDB database file.
 
-    def __init__(self, path: str | os.PathLike | None = None, read_only: bool = False):
+    Opening waits up to ``wait`` seconds for a lock another process holds (an ingest running,
+    or a reader while we want to write), calling ``on_wait(message)`` once when it starts
+    waiting.  A file that is not a loganalyze database is refused, never changed."""
+
+    def __init__(self, path: str | os.PathLike | None = None, read_only: bool = False,
+                 wait: float = DEFAULT_WAIT_S, on_wait=None):
         self.path = str(path or default_db_path())
-        if read_only and self.path != ":memory:" and not Path(self.path).exists():
+        existed = self.path != ":memory:" and Path(self.path).exists()
+        if read_only and self.path != ":memory:" and not existed:
             raise StoreError(f"{self.path}: no database here; run 'loganalyze ingest' first")
-        import duckdb
-
-        try:
-            self.con = duckdb.connect(self.path, read_only=read_only)
-        except duckdb.IOException as exc:
-            raise StoreError(f"{self.path}: cannot open database: {_one_line(exc)}") from None
-        except duckdb.Error as exc:
-            raise StoreError(f"{self.path}: cannot open database: {_one_line(exc)}") from None
+        if existed and not Path(self.path).is_file():
+            raise StoreError(f"{self.path}: not a database file")
+        self.con = _connect(self.path, read_only, wait, on_wait)
         self.read_only = read_only
+        if existed:
+            self._check_ours()
         if not read_only:
             self.con.execute(_schema_sql())
             self.con.execute(
                 "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)]
             )
+
+    def _check_ours(self) -> None:
+        """Refuse a DuckDB file that holds other tables but not ours."""
+        names = {r[0] for r in self.con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()").fetchall()}
+        if names and not {"meta", "sources"} <= names:
+            self.con.close()
+            raise StoreError(f"{self.path}: not a loganalyze database (a DuckDB file with other tables)")
 
     def close(self) -> None:
         self.con.close()
@@ -68,11 +86,16 @@ class Store:
     @contextmanager
     def transaction(self):
         """All or nothing: an exception or an interrupt rolls everything back."""
+        import duckdb
+
         self.con.execute("BEGIN TRANSACTION")
         try:
             yield self.con
         except BaseException:
-            self.con.execute("ROLLBACK")
+            try:
+                self.con.execute("ROLLBACK")
+            except duckdb.Error:  # already ended: an interrupt during COMMIT
+                pass
             raise
         self.con.execute("COMMIT")
 
@@ -87,6 +110,39 @@ class Store:
 
     def has_size(self, size: int) -> bool:
         return bool(self.con.execute("SELECT count(*) FROM sources WHERE size_bytes = ?", [size]).fetchone()[0])
+
+
+def _connect(path: str, read_only: bool, wait: float, on_wait):
+    import time
+
+    import duckdb
+
+    deadline = time.monotonic() + max(0.0, wait)
+    told = False
+    while True:
+        try:
+            return duckdb.connect(path, read_only=read_only, config=CONNECT_CONFIG)
+        except duckdb.IOException as exc:
+            text = _one_line(exc)
+            if "lock" not in text.lower():
+                raise StoreError(f"{path}: {_not_ours(text)}") from None
+            if time.monotonic() >= deadline:
+                raise StoreError(f"{path}: the database is in use by another process (waited {wait:g} s; "
+                                 "--wait SECONDS waits longer)") from None
+            if on_wait and not told:
+                on_wait(f"{path}: in use by another process; waiting up to {wait:g} s")
+                told = True
+            time.sleep(0.1)
+        except duckdb.Error as exc:
+            raise StoreError(f"{path}: {_not_ours(_one_line(exc))}") from None
+
+
+def _not_ours(text: str) -> str:
+    """DuckDB's reasons for refusing a file, as one line a user understands."""
+    lower = text.lower()
+    if "not a valid duckdb database" in lower or "sqlite" in lower or "extension" in lower:
+        return "not a loganalyze database (not a DuckDB file)"
+    return f"cannot open database: {text}"
 
 
 def _one_line(exc: BaseException) -> str:

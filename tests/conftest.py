@@ -125,8 +125,8 @@ def small_chunks(monkeypatch):
     original = InputFile.chunks
 
     def set_size(size: int):
-        def chunks(self, size_=None, _orig=original):
-            return _orig(self, size)
+        def chunks(self, size_=None, *args, _orig=original, **kwargs):
+            return _orig(self, size, *args, **kwargs)
 
         monkeypatch.setattr(InputFile, "chunks", chunks)
 

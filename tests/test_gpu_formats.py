@@ -14,8 +14,9 @@ from loganalyze.grammars import ncu as gncu
 from loganalyze.grammars import nsys_stats as gstats
 from loganalyze.grammars.cupti_cbid import api_name
 from loganalyze.grammars.pyprof import parse_dict_line, parse_nvtx_name
-from loganalyze.importers.gpu_common import base_api_name, demangle, name_forms, short_name
-from loganalyze.query.gpu_ops import op_cost
+from loganalyze.grammars.cuda_api import base_api_name
+from loganalyze.names import demangle, name_forms, short_name
+from loganalyze.op_costs import op_cost
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "gpu"
 GEMM = "void gemm_kernel<float, 128>(float const*, float const*, float*, int, int, int)"
@@ -316,3 +317,24 @@ def test_every_sample_keeps_the_line_invariant(ingest_ok, query):
         assert total == parsed + other + skipped, name
     n = query("SELECT count(*) FROM sources")[0][0]
     assert n == len(list(SAMPLES.iterdir()))
+
+
+def test_one_short_name_rule_for_profiles_and_traces():
+    """Operator functions keep their whole name; traces and GPU profiles agree."""
+    from loganalyze.grammars.trace_event import kernel_short_name
+
+    assert kernel_short_name is short_name
+    assert short_name("void foo::operator()(int)") == "operator()"
+    assert short_name("void a::b<int>::operator()(float) const") == "operator()"
+    assert short_name("void ns::(anonymous namespace)::k<1>(int)") == "k"
+
+
+def test_sniffed_lines_follow_the_line_rules():
+    """A byte order mark and CRLF do not hide a report's header from sniffing."""
+    from loganalyze.importers.gpu_common import first_lines
+    from loganalyze.importers.nvprof_text import NvprofTextImporter
+
+    head = b'\xef\xbb\xbf"Start","Duration","Name"\r\nms,ms,\r\n'
+    assert first_lines(head) == ['"Start","Duration","Name"', "ms,ms,"]
+    assert NvprofTextImporter().sniff(head, "t.csv") == 75
+    assert first_lines(b"a\rb\nc") == ["a\rb", "c"]  # a bare CR stays inside its line

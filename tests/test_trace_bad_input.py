@@ -138,12 +138,12 @@ def test_binary_and_mixed_inputs(cli, tmp_path, tmp_db, query):
 
 
 def test_failure_midway_rolls_back_and_cleans_up(cli, tmp_path, tmp_db, query, monkeypatch):
-    from loganalyze.importers import trace_common
+    from loganalyze.importers import trace_spans
 
     def boom(self):
         raise RuntimeError("simulated failure")
 
-    monkeypatch.setattr(trace_common.SpanEngine, "_derived", boom)
+    monkeypatch.setattr(trace_spans.SpanEngine, "_derived", boom)
     p = tmp_path / "t.json"
     p.write_text(json.dumps(GOOD))
     from loganalyze.ingest import ingest_file

@@ -1,23 +1,89 @@
-"""What every importer shares: the context it writes through, and how skipped input is kept.
+"""What every importer shares: the context it writes through, how skipped input is kept, how a
+source is finished, and the one hand-off of Arrow data to DuckDB.
 
 An importer reads one :class:`~loganalyze.inputs.InputFile` and writes its family's tables
 through ``ctx.con`` inside the transaction the caller opened; it reports lines it could not
-use with :meth:`IngestContext.skip`, and fills the ``ctx.source`` fields it knows.  The caller
-(``loganalyze.ingest``) writes the ``sources`` row and commits, or rolls everything back.
+use with :meth:`IngestContext.skip`, fills the ``ctx.source`` fields it knows, and ends with
+:meth:`IngestContext.finish`.  The caller (``loganalyze.ingest``) writes the ``sources`` row
+and commits, or rolls everything back.
+
+Arrow reaches DuckDB only through :func:`insert_arrow` (DuckDB's replacement scan of a local
+variable: ``register()`` inside a transaction would keep the data alive until COMMIT), and
+rows built in Python go through :class:`RowBuffer`, whose Arrow types come from the database
+schema (:func:`arrow_types`), which is defined once, in ``loganalyze/schema/*.sql``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Iterable, Protocol, Union
 
 import duckdb
 import pyarrow as pa
 
-from ..inputs import InputFile
+from ..inputs import InputError, InputFile
+
+#: skipped lines held in memory before they are written to ``skipped_lines``
+SKIP_FLUSH_ROWS = 50_000
+#: rows a :class:`RowBuffer` holds before it inserts them
+ROW_BUFFER_ROWS = 100_000
+#: characters of a skipped line kept in ``skipped_lines.text``
+SKIP_TEXT_CHARS = 200
+
+ArrowData = Union[pa.Table, pa.RecordBatch, pa.RecordBatchReader]
+
+
+def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, data: ArrowData, select: str | None = None,
+                 stage: bool = False) -> None:
+    """Insert Arrow ``data`` (a Table, RecordBatch or RecordBatchReader) into ``table``.
+
+    Without ``select`` the columns go in by name (``INSERT INTO table BY NAME SELECT * FROM
+    data``).  With ``select`` that SELECT runs instead, reading the data as ``_arrow`` (for
+    joins and conversions).  ``stage=True`` first copies the data into a temporary table
+    ``_arrow`` (one columnar pass): DuckDB cannot know a stream's size, and joining a stream
+    to other tables made it build its hash tables on the big side.
+    """
+    query = select if select is not None else "SELECT * FROM _arrow"
+    if not stage:
+        _run_over_arrow(con, f"INSERT INTO {table} BY NAME {query}", data)
+        return
+    create_arrow_table(con, "_arrow", data, temp=True)
+    try:
+        con.execute(f"INSERT INTO {table} BY NAME {query}")
+    finally:
+        con.execute("DROP TABLE IF EXISTS temp._arrow")
+
+
+def create_arrow_table(con: duckdb.DuckDBPyConnection, table: str, data: ArrowData, temp: bool = False) -> None:
+    """(Re)create ``table`` holding Arrow ``data`` (a working table: a temporary one with
+    ``temp``), through the same hand-off as :func:`insert_arrow`."""
+    kind = "TEMP TABLE" if temp else "TABLE"
+    _run_over_arrow(con, f"CREATE OR REPLACE {kind} {table} AS SELECT * FROM _arrow", data)
+
+
+def _run_over_arrow(con: duckdb.DuckDBPyConnection, sql: str, data: ArrowData) -> None:
+    """Run ``sql``, in which ``_arrow`` names ``data``: DuckDB's replacement scan finds the
+    local variable (``register()`` inside a transaction would keep the data until COMMIT)."""
+    _arrow = data  # noqa: F841 - read by DuckDB's replacement scan
+    con.execute(sql)
+
+
+def sql_string(text: str) -> str:
+    """``text`` as an SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def arrow_types(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, pa.DataType]:
+    """Arrow type of every column of ``table``, as DuckDB hands that table to Arrow."""
+    rel = con.sql(f"SELECT * FROM {table} LIMIT 0")
+    schema = (rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()).schema
+    return {f.name: f.type for f in schema}
 
 
 @dataclass
 class IngestContext:
+    """What an importer works with: the store connection, its source id, the input file,
+    the ``sources`` fields it fills, its warnings and its skipped lines."""
+
     con: duckdb.DuckDBPyConnection
     source_id: int
     file: InputFile
@@ -25,33 +91,145 @@ class IngestContext:
     source: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     progress: Any = None  # callable(bytes_done) or None
-    _skipped: list[tuple[int, str, str]] = field(default_factory=list)
+    _skipped: list[tuple[int, str, str | None]] = field(default_factory=list)
     skipped_count: int = 0
+    _first_skip: tuple[int, str] | None = None
 
     def skip(self, line_no: int, reason: str, text: str | bytes | None = None) -> None:
+        """Report one line (or event) that could not be used, with why and its first bytes."""
         if isinstance(text, bytes):
             text = text.decode("utf-8", "replace")
         if text is not None:
-            text = text.rstrip("\r\n")[:200]
+            text = text.rstrip("\r\n")[:SKIP_TEXT_CHARS]
         self._skipped.append((line_no, reason, text))
         self.skipped_count += 1
-        if len(self._skipped) >= 50000:
+        if self._first_skip is None or line_no < self._first_skip[0]:
+            self._first_skip = (line_no, reason)
+        if len(self._skipped) >= SKIP_FLUSH_ROWS:
             self.flush_skipped()
 
+    def first_skip(self) -> tuple[int, str] | None:
+        """The first skipped (line_no, reason) by line number, pending or already flushed."""
+        return self._first_skip
+
+    def clear_skipped(self) -> None:
+        """Forget every line skipped so far (written or not), for a retry with another reader."""
+        self.con.execute("DELETE FROM skipped_lines WHERE source_id = ?", [self.source_id])
+        self._skipped.clear()
+        self.skipped_count = 0
+        self._first_skip = None
+
     def flush_skipped(self) -> None:
+        """Write the pending skipped lines to ``skipped_lines``."""
         if not self._skipped:
             return
         nums, reasons, texts = zip(*self._skipped)
-        tbl = pa.table(
-            {
-                "source_id": pa.array([self.source_id] * len(nums), pa.int32()),
-                "line_no": pa.array(nums, pa.int64()),
-                "reason": pa.array(reasons, pa.string()),
-                "text": pa.array(texts, pa.string()),
-            }
-        )
-        self.con.execute("INSERT INTO skipped_lines SELECT * FROM tbl")  # replacement scan of ``tbl``
+        insert_arrow(self.con, "skipped_lines", pa.table({
+            "source_id": pa.array([self.source_id] * len(nums), pa.int32()),
+            "line_no": pa.array(nums, pa.int64()),
+            "reason": pa.array(reasons, pa.string()),
+            "text": pa.array(texts, pa.string()),
+        }))
         self._skipped.clear()
+
+    def finish(self, total: int, parsed: int, non_data: int | None = None, what: str = "record", *,
+               unit: str = "line", hint: str = "", empty: str | None = None, warn: bool = True) -> None:
+        """The one way to finish a source: flush the skipped lines, fill the ``sources``
+        counters (``non_data`` defaults to total - parsed - skipped) and warn about skipped
+        lines (``warn``); raise InputError naming the file when nothing was read.
+
+        ``what`` names one record ("trace event"), ``unit`` what a skipped line number counts
+        ("line", "event", "row"); when nothing was read and nothing skipped the message is
+        ``empty`` when given, else "no <what> found (<hint>)".
+        """
+        self.flush_skipped()
+        path = self.file.path
+        skipped = self.skipped_count
+        if parsed == 0:
+            first = self.first_skip()
+            if first is not None:
+                msg = (f"none of the {skipped} {what}s could be read "
+                       f"(first problem: {unit} {first[0]}: {first[1]})")
+            else:
+                msg = empty or f"no {what} found" + (f" ({hint})" if hint else "")
+            damage = f" ({self.file.damage})" if self.file.damage else ""
+            raise InputError(f"{path}: {msg}{damage}")
+        self.source.update(
+            lines_total=total,
+            lines_parsed=parsed,
+            lines_skipped=skipped,
+            lines_non_verbose=total - parsed - skipped if non_data is None else non_data,
+        )
+        self.note_damage(parsed, what)
+        if warn and skipped:
+            first = self.first_skip()
+            self.warnings.append(f"{path}: {skipped} {unit}(s) skipped (first: {unit} {first[0]}, {first[1]}; "
+                                 "see 'loganalyze skipped')")
+
+    def note_damage(self, kept: int | None = None, what: str = "record") -> None:
+        """The one policy for damaged compressed input: when ``file.damage`` is set, flag the
+        source as truncated and warn, naming the file and what was kept (``kept`` complete
+        ``what``s).  Called by :meth:`finish`, and by the caller after every importer (once)."""
+        if self.file.damage is None or self.source.get("truncated"):
+            return
+        self.source["truncated"] = True
+        kept_text = f"the {kept} complete {what}(s) before it were kept" if kept is not None else \
+            "the complete records before it were kept"
+        self.warnings.append(f"{self.file.path}: partial data: {self.file.damage}; {kept_text}")
+
+
+class RowBuffer:
+    """Rows built in Python, inserted into ``table`` every ``limit`` rows through
+    :func:`insert_arrow`; the column types are the table's own (:func:`arrow_types`).
+
+    Given an :class:`IngestContext`, ``source_id`` is filled from it when the table has
+    that column and ``columns`` does not name it.  ``select`` is passed to
+    :func:`insert_arrow` (a SELECT over ``_arrow``).
+    """
+
+    def __init__(self, ctx_or_con: IngestContext | duckdb.DuckDBPyConnection, table: str,
+                 columns: Iterable[str], limit: int = ROW_BUFFER_ROWS, select: str | None = None):
+        if isinstance(ctx_or_con, IngestContext):
+            self.con, self.source_id = ctx_or_con.con, ctx_or_con.source_id
+        else:
+            self.con, self.source_id = ctx_or_con, None
+        self.table, self.limit, self.select = table, limit, select
+        types = arrow_types(self.con, table)
+        self.columns = list(columns)
+        unknown = [c for c in self.columns if c not in types]
+        if unknown:
+            raise ValueError(f"{table} has no column(s) {', '.join(unknown)}")
+        self.types = {c: types[c] for c in self.columns}
+        if "source_id" in self.types or "source_id" not in types:
+            self.source_id = None  # the rows carry it, or the table has none
+        self._cols: dict[str, list] = {c: [] for c in self.columns}
+        self.count = 0  # rows waiting
+        self.total = 0  # rows inserted
+
+    def add(self, **values: Any) -> None:
+        """One row (columns by name; those left out are NULL)."""
+        for c, lst in self._cols.items():
+            lst.append(values.get(c))
+        self.count += 1
+        if self.count >= self.limit:
+            self.flush()
+
+    def extend(self, rows: Iterable[dict]) -> None:
+        """Several rows, as dicts keyed by column."""
+        for row in rows:
+            self.add(**row)
+
+    def flush(self) -> None:
+        """Insert the waiting rows."""
+        if not self.count:
+            return
+        arrays = {c: pa.array(v, self.types[c]) for c, v in self._cols.items()}
+        if self.source_id is not None:
+            arrays["source_id"] = pa.array([self.source_id] * self.count, pa.int32())
+        insert_arrow(self.con, self.table, pa.table(arrays), self.select)
+        self.total += self.count
+        self._cols = {c: [] for c in self.columns}
+        self.count = 0
 
 
 class Importer(Protocol):

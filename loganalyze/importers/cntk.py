@@ -12,14 +12,16 @@ and ``trace_files.rank``; detail events use it as their pid.
 """
 from __future__ import annotations
 
-import pyarrow as pa
-
 from ..grammars import cntk as g
 from ..grammars import trace_event as te
 from ..inputs import InputError
 from .base import IngestContext
-from .trace_common import (SpanEngine, Workspace, build_ev_from_raw, finish_text_source, insert_arrow,
-                           insert_profiler_rows, insert_trace_file, read_text_lines)
+from .profiler_rows import insert_profiler_rows
+from .text import read_lines
+from .trace_load import RawEvents
+from .trace_spans import SpanEngine
+from .trace_tables import insert_trace_file
+from .trace_workspace import Workspace
 
 
 class CntkImporter:
@@ -34,18 +36,18 @@ class CntkImporter:
         return 0
 
     def ingest(self, ctx: IngestContext) -> None:
-        lines = read_text_lines(ctx)
+        lines, total = read_lines(ctx)
         first = next((t for _, t in lines if t.strip()), "")
         suffix, rank = g.file_rank(ctx.file.name)
         if first.startswith(g.DETAIL_HEADER):
-            self._detail(ctx, lines, rank, suffix)
+            self._detail(ctx, lines, total, rank, suffix)
         elif first.startswith(g.TITLE):
-            self._summary(ctx, lines, rank)
+            self._summary(ctx, lines, total, rank)
         else:
             raise InputError(f"{ctx.file.path}: not a CNTK profiler summary or detail file")
 
     # ------------------------------------------------------------------ summary
-    def _summary(self, ctx, lines, rank) -> None:
+    def _summary(self, ctx, lines, total, rank) -> None:
         rows = []
         section = None
         stamp = None
@@ -82,45 +84,36 @@ class CntkImporter:
                            value_max=row.mbps[3], value_total=float(row.total_bytes) if row.total_bytes else None)
             rows.append(out)
         insert_profiler_rows(ctx, rows)
-        finish_text_source(ctx, len(lines), len(rows), "CNTK summary event")
+        ctx.finish(total, len(rows), what="CNTK summary event row")
         ctx.source["dialect"] = "summary" + ("" if has_total is not False else " (no Total column)")
         if stamp:
             ctx.source["runtime"] = f"report time {stamp}"
 
     # ------------------------------------------------------------------ detail
-    def _detail(self, ctx, lines, rank, suffix) -> None:
-        cols: dict[str, list] = {c: [] for c in ["r", "event_no"] + list(te.EVENT_COLUMNS)}
+    def _detail(self, ctx, lines, total, rank, suffix) -> None:
         pid = str(rank) if rank is not None else (suffix or "0")
         header_seen = False
-        for line_no, text in lines:
-            if not header_seen and text.startswith(g.DETAIL_HEADER):
-                header_seen = True
-                continue
-            if not text.strip():
-                continue
-            row = g.parse_detail_row(text)
-            if isinstance(row, str):
-                ctx.skip(line_no, row, text)
-                continue
-            vals = {c: None for c in te.EVENT_COLUMNS}
-            vals.update(ph="X", cat="cntk", name=row.name, pid=pid, tid=row.tid,
-                        ts=te.ns_to_us_text(row.begin_ns), dur=te.ns_to_us_text(row.end_ns - row.begin_ns))
-            cols["r"].append(len(cols["r"]))
-            cols["event_no"].append(line_no)
-            for c, v in vals.items():
-                cols[c].append(v)
-        tbl = pa.table({"r": pa.array(cols["r"], pa.int64()), "event_no": pa.array(cols["event_no"], pa.int64()),
-                        **{c: pa.array(cols[c], pa.string()) for c in te.EVENT_COLUMNS}})
         with Workspace(ctx) as ws:
-            ws.con.execute("CREATE TABLE _raw (r BIGINT, event_no BIGINT, "
-                           + ", ".join(f"{c} {t}" for c, t in te.EVENT_COLUMNS.items()) + ")")
-            insert_arrow(ws.con, "_raw", tbl)
-            build_ev_from_raw(ws.con, "cntk")
+            raw = RawEvents(ws.con)
+            for line_no, text in lines:
+                if not header_seen and text.startswith(g.DETAIL_HEADER):
+                    header_seen = True
+                    continue
+                if not text.strip():
+                    continue
+                row = g.parse_detail_row(text)
+                if isinstance(row, str):
+                    ctx.skip(line_no, row, text)
+                    continue
+                raw.add(line_no, dict(ph="X", cat="cntk", name=row.name, pid=pid, tid=row.tid,
+                                      ts=te.ns_to_us_text(row.begin_ns),
+                                      dur=te.ns_to_us_text(row.end_ns - row.begin_ns)))
+            raw.finish("cntk")
             stats = SpanEngine(ctx, ws, "cntk", check_precision=False).run()
         parsed = stats.parsed
         insert_trace_file(ctx, stats, container="csv", flavour="cntk", reader="csv", complete=True,
                           rank=rank, events=parsed + ctx.skipped_count)
-        finish_text_source(ctx, len(lines), parsed, "CNTK detail event")
+        ctx.finish(total, parsed, what="CNTK detail event row")
         ctx.source["dialect"] = "detail"
 
 

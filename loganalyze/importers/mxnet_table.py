@@ -13,7 +13,8 @@ from decimal import Decimal
 from ..grammars import mxnet_table as g
 from ..inputs import InputError
 from .base import IngestContext
-from .trace_common import finish_text_source, insert_profiler_rows, read_text_lines
+from .text import read_lines
+from .profiler_rows import insert_profiler_rows
 
 LABELS = {v: k for k, v in g.COLUMN_KEYS.items()}
 
@@ -30,16 +31,14 @@ class MXNetTableImporter:
         return 0
 
     def ingest(self, ctx: IngestContext) -> None:
-        lines = read_text_lines(ctx)
-        if not lines:
-            raise InputError(f"{ctx.file.path}: empty file")
+        lines, total = read_lines(ctx)
         first = next((t for _, t in lines if t.strip()), "")
         if first.lstrip().startswith("{"):
             rows, dialect = self._json(ctx, lines), "json"
         else:
             rows, dialect = self._text(ctx, lines)
         insert_profiler_rows(ctx, rows)
-        finish_text_source(ctx, len(lines), len(rows), "MXNet aggregate table")
+        ctx.finish(total, len(rows), what="MXNet aggregate table row")
         ctx.source["dialect"] = dialect
 
     # ------------------------------------------------------------------ text

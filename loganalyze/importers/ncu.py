@@ -9,21 +9,13 @@ from __future__ import annotations
 
 import csv
 
-import pyarrow as pa
-
 from ..grammars import ncu as g
+from ..grammars.units import to_ns_or_none
+from ..names import name_forms
 from .base import IngestContext
-from .gpu_common import RowBuffer, first_lines, name_forms, no_data_error, set_counts
+from .gpu_common import first_lines, table_rows
 from .text import feed_lines
 
-I64, I32, STR, F64 = pa.int64(), pa.int32(), pa.string(), pa.float64()
-METRIC_TYPES = {"row_no": I64, "tool": STR, "kernel": STR, "launch_id": I64, "device": STR, "context": I64,
-                "stream": I64, "grid": STR, "block": STR, "section": STR, "metric": STR, "unit": STR,
-                "value": F64, "value_text": STR, "value_shape": STR}
-KERNEL_TYPES = {"row_no": I64, "name": STR, "demangled": STR, "short_name": STR, "mangled": STR,
-                "duration_ns": I64, "device": I32, "context": I64, "stream": I64, "grid_x": I32, "grid_y": I32,
-                "grid_z": I32, "block_x": I32, "block_y": I32, "block_z": I32, "correlation_id": I64,
-                "pid": I64, "origin": STR}
 
 
 class NcuCsvImporter:
@@ -51,7 +43,7 @@ def _int(v) -> int | None:
 class _Ncu:
     def __init__(self, ctx: IngestContext):
         self.ctx = ctx
-        self.metrics = RowBuffer(ctx.con, "gpu_metrics", METRIC_TYPES, ctx.source_id)
+        self.metrics = table_rows(ctx, "gpu_metrics")
         self.cols: list[str] | None = None
         self.page: str | None = None
         self.units: dict[str, str] = {}
@@ -63,10 +55,8 @@ class _Ncu:
         ctx = self.ctx
         total = feed_lines(ctx, self.line, (self.metrics,))
         self._kernels()
-        ctx.flush_skipped()
-        if self.parsed == 0:
-            raise no_data_error(ctx, "Nsight Compute rows", "no header starting \"ID\",\"Process ID\",...")
-        set_counts(ctx, total, self.parsed, self.other)
+        ctx.finish(total, self.parsed, self.other, what="Nsight Compute row",
+                   hint="no header starting \"ID\",\"Process ID\",...")
         ctx.source["dialect"] = f"ncu --csv ({self.page} page)"
 
     def line(self, n: int, line: str) -> None:
@@ -121,12 +111,10 @@ class _Ncu:
         self.metrics.add(section=section, metric=metric, unit=(unit or "").strip() or None, value=value,
                          value_text=text, value_shape=shape, **ident)
         if metric in g.DURATION_METRICS and value is not None and info["duration"] is None:
-            scale = g.TIME_UNITS_NS.get((unit or "nsecond").strip(), None)
-            if scale is not None:
-                info["duration"] = int(round(value * scale))
+            info["duration"] = to_ns_or_none(g.number_text(text), (unit or "nsecond").strip())
 
     def _kernels(self) -> None:
-        buf = RowBuffer(self.ctx.con, "gpu_kernels", KERNEL_TYPES, self.ctx.source_id)
+        buf = table_rows(self.ctx, "gpu_kernels")
         for launch, k in sorted(self.launches.items()):
             name = k["kernel"] or f"kernel {launch}"
             d, s, mg = name_forms(name)

@@ -1,6 +1,6 @@
 """Nsight Systems SQLite exports (``nsys export --type sqlite``, 2021-2025 releases).
 
-Each table is streamed out of SQLite as Arrow batches (:class:`gpu_common.SqliteFile`) and
+Each table is streamed out of SQLite as Arrow batches (:class:`sqlite_input.SqliteFile`) and
 transformed by one DuckDB INSERT (names joined from ``StringIds``, pid/tid unpacked from
 ``globalPid``/``globalTid``).  The schema mapping is :mod:`loganalyze.grammars.nsys`.
 
@@ -15,58 +15,28 @@ from __future__ import annotations
 import pyarrow as pa
 
 from ..grammars import nsys as g
+from ..grammars.cuda_api import base_api_name_sql
 from ..inputs import InputError
-from .base import IngestContext
-from .gpu_common import SqliteFile, insert_stream, is_sqlite, name_forms, nvtx_op_table, put_meta, set_counts
+from ..names import name_forms
+from .base import IngestContext, insert_arrow
+from .gpu_common import lookup_tables, put_meta
+from .nvtx_ranges import insert_nvtx_ranges
+from .sqlite_input import NSYS, SqliteFile, SqliteProfileImporter
 
 #: CUPTI memory kinds (CUpti_ActivityMemoryKind)
 MEMORY_KINDS = {0: "Unknown", 1: "Pageable", 2: "Pinned", 3: "Device", 4: "Array", 5: "Managed",
                 6: "Device Static", 7: "Managed Static"}
 
 
-def sqlite_flavour(db: SqliteFile) -> str | None:
-    tables = set(db.tables)
-    cupti = any(t.startswith("CUPTI_ACTIVITY_KIND_") for t in tables)
-    if g.STRING_TABLE in tables and (cupti or tables & set(g.MARKER_TABLES) - {g.STRING_TABLE}):
-        return "nsys"
-    if "StringTable" in tables and cupti:
-        return "nvprof"
-    return None
+class NsysSqliteImporter(SqliteProfileImporter):
+    """Nsight Systems SQLite exports; tried first for an SQLite file whose first bytes do
+    not show its tables (an nvprof one it declines, for the nvprof importer)."""
 
+    format, flavour, unsure_score = "nsys_sqlite", NSYS, 60
 
-class NsysSqliteImporter:
-    format = "nsys_sqlite"
-
-    def sniff(self, head: bytes, name: str) -> int:
-        if not is_sqlite(head):
-            return 0
-        if any(m.encode() in head for m in ("StringIds", "NVTX_EVENTS", "TARGET_INFO_", "EXPORT_META_DATA",
-                                             "META_DATA_EXPORT")):
-            return 95
-        if b"StringTable" in head and b"CUPTI_ACTIVITY_KIND" in head:
-            return 0  # nvprof's database
-        return 60  # some SQLite file: the tables will tell
-
-    def ingest(self, ctx: IngestContext) -> None:
-        db = SqliteFile(ctx)
-        try:
-            flavour = sqlite_flavour(db)
-            if flavour == "nvprof":
-                from .nvprof_sqlite import NvprofSqliteImporter
-
-                self.format = NvprofSqliteImporter.format
-                NvprofSqliteImporter().ingest_db(ctx, db)
-                return
-            if flavour != "nsys":
-                shown = ", ".join(sorted(db.tables)[:8]) or "no tables"
-                raise InputError(
-                    f"{ctx.file.path}: SQLite database, but not an Nsight Systems export (no StringIds "
-                    f"and CUPTI_ACTIVITY_KIND_*/NVTX_EVENTS tables) nor an nvprof database (no StringTable); "
-                    f"it has: {shown}"
-                )
-            _NsysIngest(ctx, db).run()
-        finally:
-            db.close()
+    def read(self, ctx: IngestContext, db: SqliteFile) -> None:
+        """Read the open export."""
+        _NsysIngest(ctx, db).run()
 
 
 class _NsysIngest:
@@ -82,13 +52,12 @@ class _NsysIngest:
         self.load_strings()
         for table, cols in ((self.db.first(*g.RUNTIME_TABLES), g.RUNTIME), (self.db.first(*g.NVTX_TABLES), g.NVTX)):
             if table:  # read while the kernels go in
-                sql, names = g.select_sql(table, cols, self.db.columns(table))
-                self.db.prefetch(sql, names, g.select_types(cols))
+                self.db.prefetch(table, cols)
         try:
-            n_kern = self.kernels()
-            n_mem = self.memops()
-            n_api = self.api_calls()
-            n_nvtx = self.nvtx()
+            self.kernels()
+            self.memops()
+            self.api_calls()
+            self.nvtx()
             self.threads()
             self.devices()
         finally:
@@ -101,10 +70,8 @@ class _NsysIngest:
             )
         if self.missing:
             ctx.warnings.append(f"{ctx.file.path}: no {', no '.join(self.missing)}")
-        if ctx.skipped_count:
-            ctx.warnings.append(f"{ctx.file.path}: {ctx.skipped_count} row(s) skipped (see 'loganalyze skipped')")
-        ctx.flush_skipped()
-        set_counts(ctx, self.total, self.parsed, self.other)
+        ctx.finish(self.total, self.parsed, self.other, what="CUDA or NVTX row", unit="row",
+                   empty="Nsight Systems export without CUDA or NVTX rows")
         version = meta.get("EXPORT_PRODUCT_VERSION")
         schema = meta.get("EXPORT_SCHEMA_VERSION")
         ctx.source["library_version"] = f"Nsight Systems {version}" if version else None
@@ -139,16 +106,8 @@ class _NsysIngest:
         self.con.execute("CREATE OR REPLACE TEMP TABLE _strings (id BIGINT, value VARCHAR, base VARCHAR)")
         if not self.db.has(g.STRING_TABLE):
             return
-        cols = [g.C("id"), g.C("value", type="TEXT")]
-        sql, names = g.select_sql(g.STRING_TABLE, cols, self.db.columns(g.STRING_TABLE))
-        with self.db.reader(sql, names, g.select_types(cols)) as rdr:
-            insert_stream(self.con, rdr, "INSERT INTO _strings SELECT id, value, "
-                                         "regexp_replace(value, '_v[0-9]+$', '') FROM _batch WHERE _d = 0")
-
-    def _read(self, table: str, cols, sql_template: str, where: str | None = None, params: dict | None = None):
-        sql, names = g.select_sql(table, cols, self.db.columns(table), where=where)
-        with self.db.reader(sql, names, g.select_types(cols)) as rdr:
-            insert_stream(self.con, rdr, sql_template, params)
+        self.db.copy_into(self.con, "_strings", g.STRING_TABLE, [g.C("id"), g.C("value", type="TEXT")],
+                          f"SELECT id, value, {base_api_name_sql('value')} AS base FROM _arrow WHERE _d = 0")
 
     def _count_new(self, table: str) -> int:
         return self.con.execute(f"SELECT count(*) FROM {table} WHERE source_id = ?", [self.sid]).fetchall()[0][0]
@@ -161,25 +120,24 @@ class _NsysIngest:
             return 0
         for table in tables:
             self.total += self.db.count(table)
-            self._read(table, g.KERNEL, f"""
-                INSERT INTO gpu_kernels BY NAME
-                SELECT $sid AS source_id, b.row_no,
+            self.db.copy_into(self.con, "gpu_kernels", table, g.KERNEL, f"""
+                SELECT {self.sid} AS source_id, b.row_no,
                        coalesce(n.dn, n.mn, n.sn) AS name, n.dn AS demangled, n.sn AS short_name, n.mn AS mangled,
                        b.start_ns, b.end_ns, b.end_ns - b.start_ns AS duration_ns,
                        b.device, b.context, b.stream, b.grid_x, b.grid_y, b.grid_z,
                        b.block_x, b.block_y, b.block_z, b.registers, b.static_smem, b.dynamic_smem,
                        b.correlation_id, {g.pid_of('b.global_pid')} AS pid, '{table}' AS origin
-                FROM _batch b
+                FROM _arrow b
                 LEFT JOIN (  -- the few distinct name id triples, named once; one join for the rows
                     SELECT t.*, dn.value AS dn, sn.value AS sn, mn.value AS mn
-                    FROM (SELECT DISTINCT demangled_id, short_id, mangled_id FROM _batch) t
+                    FROM (SELECT DISTINCT demangled_id, short_id, mangled_id FROM _arrow) t
                     LEFT JOIN _strings dn ON dn.id = t.demangled_id
                     LEFT JOIN _strings sn ON sn.id = t.short_id
                     LEFT JOIN _strings mn ON mn.id = t.mangled_id
                 ) n ON n.demangled_id IS NOT DISTINCT FROM b.demangled_id
                    AND n.short_id IS NOT DISTINCT FROM b.short_id
                    AND n.mangled_id IS NOT DISTINCT FROM b.mangled_id
-                WHERE b._d = 0""", params={"sid": self.sid})
+                WHERE b._d = 0""")
         n = self._count_new("gpu_kernels")
         self.parsed += n
         self._fill_names()
@@ -196,17 +154,15 @@ class _NsysIngest:
             return
         names = [r[0] for r in rows]
         forms = [name_forms(n) for n in names]
-        tbl = pa.table({"name": names, "d": [f[0] for f in forms], "s": [f[1] for f in forms]})
-        self.con.register("_nf", tbl)
-        try:
+        tbl = pa.table({"name": pa.array(names, pa.string()), "d": pa.array([f[0] for f in forms], pa.string()),
+                        "s": pa.array([f[1] for f in forms], pa.string())})
+        with lookup_tables(self.con, _nf=tbl):
             self.con.execute(
                 """UPDATE gpu_kernels SET demangled = coalesce(demangled, _nf.d),
                           short_name = coalesce(short_name, _nf.s)
                    FROM _nf WHERE gpu_kernels.source_id = ? AND gpu_kernels.name = _nf.name""",
                 [self.sid],
             )
-        finally:
-            self.con.unregister("_nf")
 
     # ------------------------------------------------------------------ copies and sets
     def _enum(self, table: str) -> dict[int, str]:
@@ -225,36 +181,28 @@ class _NsysIngest:
             "label": [enum.get(c) or g.COPY_KINDS.get(c, (None, f"kind {c}"))[1] for c in codes],
         })
         mem = pa.table({"code": pa.array(list(MEMORY_KINDS), pa.int64()), "label": list(MEMORY_KINDS.values())})
-        self.con.register("_copykinds", kinds)
-        self.con.register("_memkinds", mem)
-        n = 0
-        try:
+        with lookup_tables(self.con, _copykinds=kinds, _memkinds=mem):
             for table in (t for t in g.MEMCPY_TABLES if self.db.has(t)):
                 self.total += self.db.count(table)
-                self._read(table, g.MEMCPY, f"""
-                    INSERT INTO gpu_memops BY NAME
-                    SELECT $sid AS source_id, b.row_no, 'memcpy' AS op, k.short AS kind,
+                self.db.copy_into(self.con, "gpu_memops", table, g.MEMCPY, f"""
+                    SELECT {self.sid} AS source_id, b.row_no, 'memcpy' AS op, k.short AS kind,
                            '[CUDA memcpy ' || coalesce(k.label, 'kind ' || b.copy_kind) || ']' AS name,
                            b.bytes, b.start_ns, b.end_ns, b.end_ns - b.start_ns AS duration_ns, b.device,
                            b.context, b.stream, b.correlation_id, {g.pid_of('b.global_pid')} AS pid,
                            b.copy_kind, sk.label AS src_kind, dk.label AS dst_kind, '{table}' AS origin
-                    FROM _batch b
+                    FROM _arrow b
                     LEFT JOIN _copykinds k ON k.code = b.copy_kind
                     LEFT JOIN _memkinds sk ON sk.code = b.src_kind
                     LEFT JOIN _memkinds dk ON dk.code = b.dst_kind
-                    WHERE b._d = 0""", params={"sid": self.sid})
+                    WHERE b._d = 0""")
             for table in (t for t in g.MEMSET_TABLES if self.db.has(t)):
                 self.total += self.db.count(table)
-                self._read(table, g.MEMSET, f"""
-                    INSERT INTO gpu_memops BY NAME
-                    SELECT $sid AS source_id, b.row_no, 'memset' AS op, NULL AS kind, '[CUDA memset]' AS name,
+                self.db.copy_into(self.con, "gpu_memops", table, g.MEMSET, f"""
+                    SELECT {self.sid} AS source_id, b.row_no, 'memset' AS op, NULL AS kind, '[CUDA memset]' AS name,
                            b.bytes, b.start_ns, b.end_ns, b.end_ns - b.start_ns AS duration_ns, b.device,
                            b.context, b.stream, b.correlation_id, {g.pid_of('b.global_pid')} AS pid,
                            '{table}' AS origin
-                    FROM _batch b WHERE b._d = 0""", params={"sid": self.sid})
-        finally:
-            self.con.unregister("_copykinds")
-            self.con.unregister("_memkinds")
+                    FROM _arrow b WHERE b._d = 0""")
         n = self._count_new("gpu_memops")
         self.parsed += n
         return n
@@ -275,19 +223,17 @@ class _NsysIngest:
                         key = f"{ec}:{g.EVENT_CLASS_NAMES.get(ec, 'other')}"
                         other[key] = other.get(key, 0) + cnt
             default_api = "driver" if table.endswith("DRIVER") else "runtime"
-            self._read(table, g.RUNTIME, f"""
-                INSERT INTO gpu_api_calls BY NAME
-                SELECT $sid AS source_id, b.row_no,
+            self.db.copy_into(self.con, "gpu_api_calls", table, g.RUNTIME, f"""
+                SELECT {self.sid} AS source_id, b.row_no,
                        CASE coalesce(b.event_class, {0 if default_api == 'runtime' else 1})
                             WHEN 0 THEN 'runtime' ELSE 'driver' END AS api,
                        coalesce(s.value, b.name_text) AS name,
-                       coalesce(s.base, regexp_replace(b.name_text, '_v[0-9]+$', '')) AS base_name,
+                       coalesce(s.base, {base_api_name_sql('b.name_text')}) AS base_name,
                        b.start_ns, b.end_ns, b.end_ns - b.start_ns AS duration_ns, b.correlation_id,
                        {g.pid_of('b.global_tid')} AS pid, {g.tid_of('b.global_tid')} AS tid,
                        b.global_tid, b.event_class, b.return_value, '{table}' AS origin
-                FROM _batch b LEFT JOIN _strings s ON s.id = b.name_id
-                WHERE b._d = 0 AND coalesce(b.event_class, {0 if default_api == 'runtime' else 1}) IN (0, 1)""",
-                params={"sid": self.sid})
+                FROM _arrow b LEFT JOIN _strings s ON s.id = b.name_id
+                WHERE b._d = 0 AND coalesce(b.event_class, {0 if default_api == 'runtime' else 1}) IN (0, 1)""")
         n = self._count_new("gpu_api_calls")
         self.parsed += n
         n_other = sum(other.values())
@@ -302,7 +248,7 @@ class _NsysIngest:
         if not table:
             self.missing.append("NVTX_EVENTS table: no NVTX ranges (nothing for --by op and --by nvtx)")
             return 0
-        con, sid = self.con, self.sid
+        con = self.con
         n_rows = self.db.count(table)
         self.total += n_rows
         types = dict(g.NVTX_EVENT_TYPES)
@@ -314,23 +260,19 @@ class _NsysIngest:
                     if kind:
                         types[int(code)] = kind
         tmap = pa.table({"code": pa.array(list(types), pa.int64()), "kind": list(types.values())})
-        con.register("_nvtx_types", tmap)
-        try:
+        with lookup_tables(con, _nvtx_types=tmap):
             con.execute("""CREATE OR REPLACE TEMP TABLE _nvtx (source_id INTEGER, row_no BIGINT, text VARCHAR,
                 event_type VARCHAR, kind VARCHAR, code BIGINT, start_ns BIGINT, end_ns BIGINT, duration_ns BIGINT,
                 pid BIGINT, tid BIGINT, global_tid BIGINT, domain_id BIGINT, category BIGINT)""")
-            self._read(table, g.NVTX, f"""
-                INSERT INTO _nvtx BY NAME
-                SELECT $sid AS source_id, b.row_no, coalesce(b.text, s.value) AS text, t.kind AS event_type,
+            self.db.copy_into(self.con, "_nvtx", table, g.NVTX, f"""
+                SELECT {self.sid} AS source_id, b.row_no, coalesce(b.text, s.value) AS text, t.kind AS event_type,
                        t.kind, b.event_type AS code, b.start_ns, b.end_ns,
                        b.end_ns - b.start_ns AS duration_ns,
                        {g.pid_of('b.global_tid')} AS pid, {g.tid_of('b.global_tid')} AS tid, b.global_tid,
                        b.domain_id, b.category
-                FROM _batch b LEFT JOIN _strings s ON s.id = b.text_id
+                FROM _arrow b LEFT JOIN _strings s ON s.id = b.text_id
                 LEFT JOIN _nvtx_types t ON t.code = b.event_type
-                WHERE b._d = 0""", params={"sid": sid})
-        finally:
-            con.unregister("_nvtx_types")
+                WHERE b._d = 0""")
         # domains and thread names
         domains = con.execute(
             "SELECT domain_id, any_value(text) FROM _nvtx WHERE kind = 'domain_create' GROUP BY 1"
@@ -348,26 +290,10 @@ class _NsysIngest:
         counts = dict(con.execute("SELECT coalesce(kind, '?'), count(*) FROM _nvtx GROUP BY 1").fetchall())
         self.parsed += sum(counts.get(k, 0) for k in ("push_pop", "start_end", "mark", "thread_name", "domain_create"))
         self.other += sum(counts.get(k, 0) for k in ("category", "domain_destroy"))
-        self._insert_ranges(dict(domains))
+        insert_nvtx_ranges(con, dict(domains))
         con.execute("DROP TABLE IF EXISTS _nvtx")
         put_meta(self.ctx, {f"nvtx_events.{k}": v for k, v in counts.items()})
         return n_rows
-
-    def _insert_ranges(self, domains: dict) -> None:
-        con = self.con
-        texts = [r[0] for r in con.execute(
-            "SELECT DISTINCT text FROM _nvtx WHERE kind IN ('push_pop', 'start_end') AND text IS NOT NULL"
-        ).fetchall()]
-        ops = nvtx_op_table(texts)
-        dom = pa.table({"domain_id": pa.array([int(k) for k in domains if k is not None], pa.int64()),
-                        "domain": pa.array([v for k, v in domains.items() if k is not None], pa.string())})
-        con.register("_ops", ops)
-        con.register("_domains", dom)
-        try:
-            con.execute(NVTX_INSERT_SQL)
-        finally:
-            con.unregister("_ops")
-            con.unregister("_domains")
 
     # ------------------------------------------------------------------ threads and devices
     def threads(self) -> None:
@@ -379,15 +305,10 @@ class _NsysIngest:
         rows = self.db.fetchall(f'SELECT nameId, globalTid FROM "{g.THREAD_NAMES_TABLE}"')
         tbl = pa.table({"name_id": pa.array([r[0] for r in rows], pa.int64()),
                         "gtid": pa.array([r[1] for r in rows], pa.int64())})
-        self.con.register("_tn", tbl)
-        try:
-            self.con.execute(f"""
-                INSERT INTO gpu_threads BY NAME
-                SELECT {self.sid} AS source_id, {g.pid_of('gtid')} AS pid, {g.tid_of('gtid')} AS tid,
-                       gtid AS global_tid, s.value AS name
-                FROM _tn LEFT JOIN _strings s ON s.id = _tn.name_id""")
-        finally:
-            self.con.unregister("_tn")
+        insert_arrow(self.con, "gpu_threads", tbl, select=f"""
+            SELECT {self.sid} AS source_id, {g.pid_of('gtid')} AS pid, {g.tid_of('gtid')} AS tid,
+                   gtid AS global_tid, s.value AS name
+            FROM _arrow t LEFT JOIN _strings s ON s.id = t.name_id""")
 
     def devices(self) -> None:
         table = self.db.first(*g.GPU_INFO_TABLES)
@@ -409,45 +330,4 @@ class _NsysIngest:
             "total_memory": pa.array([r[3] for r in rows], pa.int64()),
             "compute_capability": pa.array(cc, pa.string()), "bus": pa.array([r[6] for r in rows], pa.string()),
         })
-        self.con.register("_dev", tbl)
-        try:
-            self.con.execute("INSERT INTO gpu_devices BY NAME SELECT * FROM _dev")
-        finally:
-            self.con.unregister("_dev")
-
-
-#: ranges and marks from the staging table ``_nvtx``: push/pop depth by a running count of
-#: starts and ends per thread (an end at time t closes before a start at t opens), the
-#: parent by an ASOF join one level up, the op fields from the parsed names.
-NVTX_INSERT_SQL = """
-INSERT INTO nvtx_ranges BY NAME
-WITH r AS (
-    SELECT * FROM _nvtx WHERE kind IN ('push_pop', 'start_end', 'mark')
-), ev AS (
-    SELECT row_no, global_tid, start_ns AS t, 1 AS d, 1 AS ord, end_ns AS other FROM r WHERE kind = 'push_pop'
-    UNION ALL
-    SELECT row_no, global_tid, end_ns AS t, -1 AS d, CASE WHEN end_ns = start_ns THEN 2 ELSE 0 END AS ord,
-           start_ns AS other
-    FROM r WHERE kind = 'push_pop' AND end_ns IS NOT NULL
-), lv AS (
-    SELECT row_no, d, sum(d) OVER (PARTITION BY global_tid ORDER BY t, ord, other DESC, row_no
-                                   ROWS UNBOUNDED PRECEDING) AS level
-    FROM ev
-), depths AS (
-    SELECT r.*, lv.level - 1 AS lvl FROM r LEFT JOIN lv ON lv.row_no = r.row_no AND lv.d = 1
-), pp AS (
-    SELECT row_no, global_tid, start_ns, lvl FROM depths WHERE kind = 'push_pop'
-), parents AS (
-    SELECT c.row_no, p.row_no AS parent_row
-    FROM pp c ASOF JOIN pp p
-      ON p.global_tid = c.global_tid AND p.lvl = c.lvl - 1 AND c.start_ns >= p.start_ns
-    WHERE c.lvl > 0
-)
-SELECT d.source_id, d.row_no, d.text, dm.domain, d.kind AS event_type, d.start_ns, d.end_ns,
-       d.duration_ns, d.pid, d.tid, d.global_tid, CASE WHEN d.kind = 'push_pop' THEN d.lvl END AS depth,
-       d.domain_id, d.category, pa.parent_row, o.op, o.seq, o.direction, o.shapes, o.flops, o.bytes
-FROM depths d
-LEFT JOIN parents pa ON pa.row_no = d.row_no
-LEFT JOIN _ops o ON o.text = d.text
-LEFT JOIN _domains dm ON dm.domain_id = d.domain_id AND d.domain_id <> 0
-"""
+        insert_arrow(self.con, "gpu_devices", tbl)

@@ -12,30 +12,15 @@ import csv
 import re
 from dataclasses import dataclass, field
 
-import pyarrow as pa
-
 from ..grammars import nsys as gn
 from ..grammars import nsys_stats as g
+from ..grammars.cuda_api import base_api_name
+from ..grammars.units import NS_PER_UNIT, scale_exact
+from ..names import name_forms
 from .base import IngestContext
-from .gpu_common import RowBuffer, base_api_name, first_lines, name_forms, no_data_error, set_counts
+from .gpu_common import first_lines, table_rows
 from .text import feed_lines
 
-I64, I32, STR, F64 = pa.int64(), pa.int32(), pa.string(), pa.float64()
-REPORT_TYPES = {"row_no": I64, "report": STR, "category": STR, "name": STR, "kind": STR, "style": STR,
-                "count": I64, "total_ns": I64, "avg_ns": F64, "median_ns": F64, "min_ns": I64, "max_ns": I64,
-                "stddev_ns": F64, "time_pct": F64, "total_bytes": F64, "grid": STR, "block": STR}
-KERNEL_TYPES = {"row_no": I64, "name": STR, "demangled": STR, "short_name": STR, "mangled": STR, "start_ns": I64,
-                "end_ns": I64, "duration_ns": I64, "device": I32, "context": I64, "stream": I64, "grid_x": I32,
-                "grid_y": I32, "grid_z": I32, "block_x": I32, "block_y": I32, "block_z": I32, "registers": I32,
-                "static_smem": I64, "dynamic_smem": I64, "correlation_id": I64, "pid": I64, "origin": STR}
-MEMOP_TYPES = {"row_no": I64, "op": STR, "kind": STR, "name": STR, "bytes": I64, "start_ns": I64, "end_ns": I64,
-               "duration_ns": I64, "device": I32, "context": I64, "stream": I64, "correlation_id": I64,
-               "src_kind": STR, "dst_kind": STR, "origin": STR}
-API_TYPES = {"row_no": I64, "api": STR, "name": STR, "base_name": STR, "start_ns": I64, "end_ns": I64,
-             "duration_ns": I64, "correlation_id": I64, "pid": I64, "tid": I64, "global_tid": I64,
-             "return_value": I64, "origin": STR}
-NVTX_TYPES = {"row_no": I64, "text": STR, "event_type": STR, "start_ns": I64, "end_ns": I64, "duration_ns": I64,
-              "pid": I64, "tid": I64, "global_tid": I64, "depth": I32}
 LABEL_TO_SHORT = {label: short for short, label in gn.COPY_KINDS.values()}
 MB = 1e6  # nsys stats sizes are decimal megabytes
 
@@ -74,27 +59,31 @@ class NsysStatsImporter:
         _Stats(ctx).run()
 
 
+def _ns_per(unit: str | None) -> int:
+    """The size of a header's time unit in ns (ns when it names none or an unknown one)."""
+    return NS_PER_UNIT.get(unit or "ns", 1)
+
+
 def _time(v: str | None, unit: str | None) -> int | None:
-    x = g.number(v)
-    if x is None:
-        return None
-    return int(round(x * g.UNIT_NS.get((unit or "ns"), 1)))
+    """A time cell in integer ns, exactly."""
+    s = g.number_text(v)
+    return None if s is None else scale_exact(s, _ns_per(unit))
 
 
 def _timef(v: str | None, unit: str | None) -> float | None:
+    """A statistic cell (average, median, deviation) in float ns."""
     x = g.number(v)
-    return None if x is None else x * g.UNIT_NS.get((unit or "ns"), 1)
+    return None if x is None else x * _ns_per(unit)
 
 
 class _Stats:
     def __init__(self, ctx: IngestContext):
         self.ctx = ctx
-        con, sid = ctx.con, ctx.source_id
-        self.reports = RowBuffer(con, "gpu_report_rows", REPORT_TYPES, sid)
-        self.kernels = RowBuffer(con, "gpu_kernels", KERNEL_TYPES, sid)
-        self.memops = RowBuffer(con, "gpu_memops", MEMOP_TYPES, sid)
-        self.apis = RowBuffer(con, "gpu_api_calls", API_TYPES, sid)
-        self.nvtx = RowBuffer(con, "nvtx_ranges", NVTX_TYPES, sid)
+        self.reports = table_rows(ctx, "gpu_report_rows")
+        self.kernels = table_rows(ctx, "gpu_kernels")
+        self.memops = table_rows(ctx, "gpu_memops")
+        self.apis = table_rows(ctx, "gpu_api_calls")
+        self.nvtx = table_rows(ctx, "nvtx_ranges")
         self.parsed = self.other = 0
         self.table: _Table | None = None
         self.pending_report: str | None = None
@@ -106,13 +95,10 @@ class _Stats:
     def run(self) -> None:
         ctx = self.ctx
         total = feed_lines(ctx, self.line, (self.reports, self.kernels, self.memops, self.apis, self.nvtx))
-        if self.parsed == 0:
-            raise no_data_error(ctx, "nsys stats report rows", "no report header such as Time (%),Total Time (ns),...,Name")
-        set_counts(ctx, total, self.parsed, self.other)
+        ctx.finish(total, self.parsed, self.other, what="nsys stats report row",
+                   hint="no report header such as Time (%),Total Time (ns),...,Name")
         modes = sorted({m for m in self.seen.values()})
         ctx.source["dialect"] = "nsys stats " + ", ".join(self.seen) + f" ({'/'.join(modes)})"
-        if ctx.skipped_count:
-            ctx.warnings.append(f"{ctx.file.path}: {ctx.skipped_count} line(s) skipped (see 'loganalyze skipped')")
 
     # ------------------------------------------------------------------ lines
     def line(self, n: int, line: str) -> None:

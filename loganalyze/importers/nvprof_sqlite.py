@@ -15,37 +15,25 @@ from __future__ import annotations
 import pyarrow as pa
 
 from ..grammars import nvprof_sqlite as g
+from ..grammars.cuda_api import base_api_name_sql
 from ..grammars.cupti_cbid import api_name
-from ..grammars.nsys import C, select_sql, select_types
-from ..inputs import InputError
-from .base import IngestContext
-from .gpu_common import SqliteFile, insert_stream, is_sqlite, name_forms, nvtx_op_table, put_meta, set_counts
-from .nsys import NVTX_INSERT_SQL, sqlite_flavour
+from ..names import name_forms
+from .base import IngestContext, insert_arrow
+from .gpu_common import lookup_tables, put_meta
+from .nvtx_ranges import insert_nvtx_ranges
+from .sqlite_input import NVPROF, SqliteFile, SqliteProfileImporter
 
 GTID = "((b.pid::BIGINT << 32) | (b.tid::BIGINT & 4294967295))"
 
 
-class NvprofSqliteImporter:
-    format = "nvprof_sqlite"
+class NvprofSqliteImporter(SqliteProfileImporter):
+    """nvprof databases; the second candidate for an SQLite file whose first bytes do not
+    show its tables (after the Nsight Systems importer, which declines an nvprof one)."""
 
-    def sniff(self, head: bytes, name: str) -> int:
-        if is_sqlite(head) and b"StringTable" in head and b"CUPTI_ACTIVITY_KIND" in head:
-            return 95
-        return 0
+    format, flavour, unsure_score = "nvprof_sqlite", NVPROF, 50
 
-    def ingest(self, ctx: IngestContext) -> None:
-        db = SqliteFile(ctx)
-        try:
-            if sqlite_flavour(db) != "nvprof":
-                raise InputError(
-                    f"{ctx.file.path}: SQLite database, but not an nvprof database (no StringTable and "
-                    "CUPTI_ACTIVITY_KIND_* tables)"
-                )
-            self.ingest_db(ctx, db)
-        finally:
-            db.close()
-
-    def ingest_db(self, ctx: IngestContext, db: SqliteFile) -> None:
+    def read(self, ctx: IngestContext, db: SqliteFile) -> None:
+        """Read the open database."""
         _NvprofIngest(ctx, db).run()
 
 
@@ -54,11 +42,10 @@ class _NvprofIngest:
         self.ctx, self.db, self.con, self.sid = ctx, db, ctx.con, ctx.source_id
         self.total = self.parsed = self.other = 0
 
-    def _read(self, table, cols, sql_template, rowid="_id_"):
-        present = self.db.columns(table)
-        sql, names = select_sql(table, cols, present, rowid=rowid if rowid in present else "rowid")
-        with self.db.reader(sql, names, select_types(cols)) as rdr:
-            insert_stream(self.con, rdr, sql_template, {"sid": self.sid} if "$sid" in sql_template else None)
+    def _read(self, table: str, cols: list, target: str, select: str) -> None:
+        """``cols`` of ``table`` into ``target`` through ``select`` (row numbers: ``_id_``)."""
+        rowid = "_id_" if "_id_" in self.db.columns(table) else "rowid"
+        self.db.copy_into(self.con, target, table, cols, select, rowid=rowid)
 
     def _count(self, table: str) -> int:
         return self.con.execute(f"SELECT count(*) FROM {table} WHERE source_id = ?", [self.sid]).fetchall()[0][0]
@@ -71,20 +58,18 @@ class _NvprofIngest:
             version = row[0][0] if row else None
         strings = db.fetchall(f'SELECT _id_, value FROM "{g.STRING_TABLE}"') if db.has(g.STRING_TABLE) else []
         forms = [name_forms(v) for _, v in strings]
-        con.register("_strings", pa.table({
+        names = pa.table({
             "id": pa.array([s[0] for s in strings], pa.int64()),
             "value": pa.array([s[1] for s in strings], pa.string()),
             "demangled": pa.array([f[0] for f in forms], pa.string()),
             "short": pa.array([f[1] for f in forms], pa.string()),
-        }))
-        try:
+        })
+        with lookup_tables(con, _strings=names):
             self.api_calls()
             self.kernels()
             self.memops()
             self.markers()
             self.devices()
-        finally:
-            con.unregister("_strings")
         # kernels and copies: the pid of their API call
         for table in ("gpu_kernels", "gpu_memops"):
             con.execute(f"""
@@ -93,10 +78,8 @@ class _NvprofIngest:
                       WHERE source_id = $sid GROUP BY correlation_id) c
                 WHERE {table}.source_id = $sid AND {table}.correlation_id = c.correlation_id""",
                 {"sid": self.sid})
-        if self.total == 0:
-            raise InputError(f"{ctx.file.path}: nvprof database without kernels, copies, API calls or markers")
-        ctx.flush_skipped()
-        set_counts(ctx, self.total, self.parsed, self.other)
+        ctx.finish(self.total, self.parsed, self.other, what="CUDA or NVTX row", unit="row",
+                   empty="nvprof database without kernels, copies, API calls or markers")
         ctx.source["dialect"] = f"nvprof-sqlite version {version}" if version is not None else "nvprof-sqlite"
         put_meta(ctx, {"nvprof_db_version": version})
 
@@ -109,21 +92,16 @@ class _NvprofIngest:
             found = True
             self.total += db.count(table)
             cbids = [r[0] for r in db.fetchall(f'SELECT DISTINCT cbid FROM "{table}"')]
-            con.register("_cbid", pa.table({
-                "cbid": pa.array(cbids, pa.int64()),
-                "name": pa.array([api_name(api, int(c)) for c in cbids], pa.string()),
-            }))
-            try:
-                self._read(table, g.API, f"""
-                    INSERT INTO gpu_api_calls BY NAME
-                    SELECT $sid AS source_id, b.row_no, '{api}' AS api, n.name,
-                           regexp_replace(n.name, '_v[0-9]+$', '') AS base_name,
+            names = pa.table({"cbid": pa.array(cbids, pa.int64()),
+                              "name": pa.array([api_name(api, int(c)) for c in cbids], pa.string())})
+            with lookup_tables(con, _cbid=names):
+                self._read(table, g.API, "gpu_api_calls", f"""
+                    SELECT {self.sid} AS source_id, b.row_no, '{api}' AS api, n.name,
+                           {base_api_name_sql('n.name')} AS base_name,
                            b.start_ns, b.end_ns, b.end_ns - b.start_ns AS duration_ns, b.correlation_id,
                            b.pid, b.tid & 4294967295 AS tid, {GTID} AS global_tid, b.cbid, b.return_value,
                            '{table}' AS origin
-                    FROM _batch b LEFT JOIN _cbid n ON n.cbid = b.cbid WHERE b._d = 0""")
-            finally:
-                con.unregister("_cbid")
+                    FROM _arrow b LEFT JOIN _cbid n ON n.cbid = b.cbid WHERE b._d = 0""")
         if not found:
             self.ctx.warnings.append(f"{self.ctx.file.path}: no CUDA runtime/driver API tables")
         self.parsed += self._count("gpu_api_calls")
@@ -132,14 +110,13 @@ class _NvprofIngest:
         tables = [t for t in g.KERNEL_TABLES if self.db.has(t)]
         for table in tables:
             self.total += self.db.count(table)
-            self._read(table, g.KERNEL, f"""
-                INSERT INTO gpu_kernels BY NAME
-                SELECT $sid AS source_id, b.row_no, s.value AS name, s.demangled, s.short AS short_name,
+            self._read(table, g.KERNEL, "gpu_kernels", f"""
+                SELECT {self.sid} AS source_id, b.row_no, s.value AS name, s.demangled, s.short AS short_name,
                        CASE WHEN starts_with(s.value, '_Z') THEN s.value END AS mangled,
                        b.start_ns, b.end_ns, b.end_ns - b.start_ns AS duration_ns, b.device, b.context, b.stream,
                        b.grid_x, b.grid_y, b.grid_z, b.block_x, b.block_y, b.block_z, b.registers,
                        b.static_smem, b.dynamic_smem, b.correlation_id, '{table}' AS origin
-                FROM _batch b LEFT JOIN _strings s ON s.id = b.name_id WHERE b._d = 0""")
+                FROM _arrow b LEFT JOIN _strings s ON s.id = b.name_id WHERE b._d = 0""")
         if not tables:
             self.ctx.warnings.append(f"{self.ctx.file.path}: no kernel tables")
         self.parsed += self._count("gpu_kernels")
@@ -147,29 +124,24 @@ class _NvprofIngest:
     def memops(self) -> None:
         con = self.con
         codes = list(g.COPY_KINDS)
-        con.register("_copykinds", pa.table({"code": pa.array(codes, pa.int64()),
-                                             "short": [g.COPY_KINDS[c] for c in codes]}))
-        try:
+        kinds = pa.table({"code": pa.array(codes, pa.int64()), "short": [g.COPY_KINDS[c] for c in codes]})
+        with lookup_tables(con, _copykinds=kinds):
             for table in (t for t in g.MEMCPY_TABLES if self.db.has(t)):
                 self.total += self.db.count(table)
-                self._read(table, g.MEMCPY, f"""
-                    INSERT INTO gpu_memops BY NAME
-                    SELECT $sid AS source_id, b.row_no, 'memcpy' AS op, coalesce(k.short, 'kind ' || b.copy_kind) AS kind,
+                self._read(table, g.MEMCPY, "gpu_memops", f"""
+                    SELECT {self.sid} AS source_id, b.row_no, 'memcpy' AS op, coalesce(k.short, 'kind ' || b.copy_kind) AS kind,
                            '[CUDA memcpy ' || coalesce(k.short, 'kind ' || b.copy_kind) || ']' AS name, b.bytes,
                            b.start_ns, b.end_ns, b.end_ns - b.start_ns AS duration_ns, b.device, b.context, b.stream,
                            b.correlation_id, b.copy_kind, b.src_kind::VARCHAR AS src_kind,
                            b.dst_kind::VARCHAR AS dst_kind, '{table}' AS origin
-                    FROM _batch b LEFT JOIN _copykinds k ON k.code = b.copy_kind WHERE b._d = 0""")
-        finally:
-            con.unregister("_copykinds")
+                    FROM _arrow b LEFT JOIN _copykinds k ON k.code = b.copy_kind WHERE b._d = 0""")
         for table in (t for t in g.MEMSET_TABLES if self.db.has(t)):
             self.total += self.db.count(table)
-            self._read(table, g.MEMSET, f"""
-                INSERT INTO gpu_memops BY NAME
-                SELECT $sid AS source_id, b.row_no, 'memset' AS op, '[CUDA memset]' AS name, b.bytes,
+            self._read(table, g.MEMSET, "gpu_memops", f"""
+                SELECT {self.sid} AS source_id, b.row_no, 'memset' AS op, '[CUDA memset]' AS name, b.bytes,
                        b.start_ns, b.end_ns, b.end_ns - b.start_ns AS duration_ns, b.device, b.context, b.stream,
                        b.correlation_id, '{table}' AS origin
-                FROM _batch b WHERE b._d = 0""")
+                FROM _arrow b WHERE b._d = 0""")
         self.parsed += self._count("gpu_memops")
 
     def markers(self) -> None:
@@ -183,7 +155,7 @@ class _NvprofIngest:
         self.total += n
         con.execute("CREATE OR REPLACE TEMP TABLE _m (row_no BIGINT, flags BIGINT, ts BIGINT, id BIGINT, "
                     "object_kind BIGINT, object_hex VARCHAR, name_id BIGINT, domain_id BIGINT)")
-        self._read(g.MARKER_TABLE, g.MARKER, "INSERT INTO _m BY NAME SELECT * EXCLUDE (_d) FROM _batch WHERE _d = 0")
+        self._read(g.MARKER_TABLE, g.MARKER, "_m", "SELECT * EXCLUDE (_d) FROM _arrow WHERE _d = 0")
         # objectId: CUpti_ActivityObjectKindId, {uint32 processId; uint32 threadId; ...} little-endian
         def le32(o: int) -> str:
             return (f"try_cast('0x' || substr(object_hex, {o + 6}, 2) || substr(object_hex, {o + 4}, 2) || "
@@ -219,14 +191,9 @@ class _NvprofIngest:
             self.ctx.skip(row_no, f"NVTX marker {mid}: start or end row missing", f"{g.MARKER_TABLE} row {row_no}")
         self.parsed += paired
         self.other += max(0, n - paired - self.ctx.skipped_count)
-        texts = [r[0] for r in con.execute("SELECT DISTINCT text FROM _nvtx WHERE text IS NOT NULL").fetchall()]
-        con.register("_ops", nvtx_op_table(texts))
-        con.register("_domains", pa.table({"domain_id": pa.array([], pa.int64()), "domain": pa.array([], pa.string())}))
         try:
-            con.execute(NVTX_INSERT_SQL)
+            insert_nvtx_ranges(con, {}, op_kinds=None)
         finally:
-            con.unregister("_ops")
-            con.unregister("_domains")
             con.execute("DROP TABLE IF EXISTS _nvtx")
             con.execute("DROP TABLE IF EXISTS _m")
 
@@ -249,8 +216,4 @@ class _NvprofIngest:
             "total_memory": pa.array([r[3] for r in rows], pa.int64()),
             "compute_capability": pa.array([f"{r[4]}.{r[5]}" if r[4] is not None else None for r in rows], pa.string()),
         })
-        self.con.register("_dev", tbl)
-        try:
-            self.con.execute("INSERT INTO gpu_devices BY NAME SELECT * FROM _dev")
-        finally:
-            self.con.unregister("_dev")
+        insert_arrow(self.con, "gpu_devices", tbl)

@@ -12,28 +12,13 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass, field
 
-import pyarrow as pa
-
 from ..grammars import nvprof as g
+from ..grammars.cuda_api import base_api_name
+from ..names import name_forms
 from .base import IngestContext
-from .gpu_common import RowBuffer, base_api_name, first_lines, name_forms, no_data_error, put_meta, set_counts
+from .gpu_common import first_lines, table_rows, put_meta
 from .text import feed_lines
 
-I64, I32, STR, F64 = pa.int64(), pa.int32(), pa.string(), pa.float64()
-KERNEL_TYPES = {"row_no": I64, "name": STR, "demangled": STR, "short_name": STR, "mangled": STR, "start_ns": I64,
-                "end_ns": I64, "duration_ns": I64, "device": I32, "context": I64, "stream": I64, "grid_x": I32,
-                "grid_y": I32, "grid_z": I32, "block_x": I32, "block_y": I32, "block_z": I32, "registers": I32,
-                "static_smem": I64, "dynamic_smem": I64, "correlation_id": I64, "pid": I64, "origin": STR}
-MEMOP_TYPES = {"row_no": I64, "op": STR, "kind": STR, "name": STR, "bytes": I64, "start_ns": I64, "end_ns": I64,
-               "duration_ns": I64, "device": I32, "context": I64, "stream": I64, "correlation_id": I64,
-               "pid": I64, "src_kind": STR, "dst_kind": STR, "origin": STR}
-API_TYPES = {"row_no": I64, "api": STR, "name": STR, "base_name": STR, "start_ns": I64, "end_ns": I64,
-             "duration_ns": I64, "correlation_id": I64, "pid": I64, "origin": STR}
-REPORT_TYPES = {"row_no": I64, "report": STR, "category": STR, "name": STR, "kind": STR, "count": I64,
-                "total_ns": I64, "avg_ns": F64, "min_ns": I64, "max_ns": I64, "time_pct": F64}
-METRIC_TYPES = {"row_no": I64, "tool": STR, "kernel": STR, "device": STR, "metric": STR, "description": STR,
-                "unit": STR, "invocations": I64, "value": F64, "min_value": F64, "max_value": F64,
-                "value_text": STR, "value_shape": STR}
 
 TABLE_LABELS = {"gpu_trace": "--print-gpu-trace", "api_trace": "--print-api-trace", "summary": "--print-summary",
                 "metrics": "--metrics", "events": "--events"}
@@ -70,18 +55,16 @@ class NvprofTextImporter:
 
     def ingest(self, ctx: IngestContext) -> None:
         _NvprofText(ctx).run()
-        self.format = "nvprof_text"
 
 
 class _NvprofText:
     def __init__(self, ctx: IngestContext):
         self.ctx = ctx
-        con, sid = ctx.con, ctx.source_id
-        self.kernels = RowBuffer(con, "gpu_kernels", KERNEL_TYPES, sid)
-        self.memops = RowBuffer(con, "gpu_memops", MEMOP_TYPES, sid)
-        self.apis = RowBuffer(con, "gpu_api_calls", API_TYPES, sid)
-        self.reports = RowBuffer(con, "gpu_report_rows", REPORT_TYPES, sid)
-        self.metrics = RowBuffer(con, "gpu_metrics", METRIC_TYPES, sid)
+        self.kernels = table_rows(ctx, "gpu_kernels")
+        self.memops = table_rows(ctx, "gpu_memops")
+        self.apis = table_rows(ctx, "gpu_api_calls")
+        self.reports = table_rows(ctx, "gpu_report_rows")
+        self.metrics = table_rows(ctx, "gpu_metrics")
         self.table: _Table | None = None
         self.pid: int | None = None
         self.messages: list[str] = []
@@ -95,15 +78,12 @@ class _NvprofText:
     def run(self) -> None:
         ctx = self.ctx
         total = feed_lines(ctx, self.line, (self.kernels, self.memops, self.apis, self.reports, self.metrics))
-        if self.parsed == 0:
-            raise no_data_error(ctx, "nvprof data", "no table header such as \"Start\",\"Duration\",... or Type  Time(%) ... Name")
-        set_counts(ctx, total, self.parsed, self.other)
+        ctx.finish(total, self.parsed, self.other, what="nvprof table row",
+                   hint="no table header such as \"Start\",\"Duration\",... or Type  Time(%) ... Name")
         ctx.source["dialect"] = ", ".join(
             f"nvprof {TABLE_LABELS[k]}{' --csv' if self.kinds[k] == 'csv' else ''}" for k in TABLE_LABELS if k in self.kinds)
         put_meta(ctx, {"nvprof_pid": self.pid, "nvprof_messages": "\n".join(self.messages[:20]),
                        "correlation_suffix_stripped": self.stripped_suffixes})
-        if ctx.skipped_count:
-            ctx.warnings.append(f"{ctx.file.path}: {ctx.skipped_count} line(s) skipped (see 'loganalyze skipped')")
 
     def line(self, n: int, line: str) -> None:
         ctx = self.ctx

@@ -21,29 +21,21 @@ import pyarrow.compute as pc
 from ..grammars import onednn_verbose as g
 from ..inputs import InputError
 from ..lines import LineStats, iter_line_batches, prefetch
-from .base import IngestContext
+from .base import IngestContext, RowBuffer, sql_string
 
-MARKERS = ("onednn_verbose", "dnnl_verbose", "mkldnn_verbose")
-
-# The verbose filter and the cut into key / timestamp / tail, on the Arrow batch ``batch``.
-# ``line`` ends with "\n" or "\r\n".  Positions are in characters, as substr counts them.
-CUT_SQL = r"""
+# The verbose filter and the cut into key / timestamp / tail, on the Arrow batch ``batch``;
+# markers and the leading pattern come from the grammar.  ``line`` ends with "\n" or
+# "\r\n".  Positions are in characters, as substr counts them.
+_IS_VERBOSE_SQL = " OR ".join(
+    [f"starts_with(line, {sql_string(m + ',')})" for m in g.MARKERS]
+    + ["line IN (" + ", ".join(sql_string(m + end) for end in ("\n", "\r\n") for m in g.MARKERS) + ")"]
+)
+CUT_SQL = f"""
 WITH v AS (
     SELECT line_no, line,
-           regexp_extract(line,
-               '^((?:onednn|dnnl|mkldnn)_verbose(?:,v[0-9]+)?)(,[0-9]+\.[0-9]*)?(,|\r?\n$)',
-               ['pre', 'ts']) AS m
+           regexp_extract(line, {sql_string(g.LEADING_CUT_PATTERN)}, ['pre', 'ts']) AS m
     FROM batch
-    WHERE starts_with(line, 'onednn_verbose,') OR starts_with(line, 'dnnl_verbose,')
-       OR starts_with(line, 'mkldnn_verbose,')
-       OR line IN ('onednn_verbose
-', 'dnnl_verbose
-', 'mkldnn_verbose
-',
-                   'onednn_verbose
-', 'dnnl_verbose
-', 'mkldnn_verbose
-')
+    WHERE {_IS_VERBOSE_SQL}
 ), p AS (
     SELECT line_no, line, m.pre AS pre, m.ts AS ts,
            length(m.pre) + length(m.ts) + 1 AS body_at,
@@ -72,9 +64,7 @@ SHAPE_COLUMNS = [
     "dims", "md_list", "info_kind", "detail", "timed",
 ]
 
-MD_TYPE = pa.list_(
-    pa.struct([(n, pa.string()) for n in ("arg", "dt", "props", "format_kind", "tag", "strides", "flags", "extra")])
-)
+SEGMENT_COLUMNS = ["segment", "first_line", "last_line", "library_version", "isa", "runtime", "templates"]
 
 
 class OneDNNVerboseImporter:
@@ -86,7 +76,7 @@ class OneDNNVerboseImporter:
 
     def sniff(self, head: bytes, name: str) -> int:
         for line in head.split(b"\n")[:-1] if b"\n" in head else [head]:
-            if line.startswith(tuple(m.encode() + b"," for m in MARKERS)):
+            if g.starts_with_marker(line, comma=True):
                 return 90
         return 0
 
@@ -102,9 +92,9 @@ class OneDNNVerboseImporter:
         # Arrow tables reach SQL through DuckDB's replacement scan of local variables (here
         # ``batch``): registering views inside the transaction would keep every batch in
         # memory until COMMIT.
-        for lines in prefetch(iter_line_batches(ctx.file.chunks(), stats)):
+        for lines in prefetch(iter_line_batches(ctx.file, stats, ctx.progress)):
             for line_no, reason, text in lines.rejected:
-                if text.startswith(tuple(m.encode() for m in MARKERS)):
+                if g.starts_with_marker(text):
                     ctx.skip(line_no, reason, text)
             batch = lines.table  # noqa: F841 - read by INSERT_SQL
             con.execute(INSERT_SQL, {"sid": sid})
@@ -125,8 +115,6 @@ class OneDNNVerboseImporter:
             if here:
                 self._rekey(ctx, lines.table, here, known, lo, hi)
             del batch
-            if ctx.progress:
-                ctx.progress(stats.bytes)
         ctx.flush_skipped()
         if stats.lines == 0:
             raise InputError(f"{ctx.file.path}: empty file")
@@ -137,14 +125,8 @@ class OneDNNVerboseImporter:
                 f"{ctx.file.path}: not a oneDNN verbose log (no line starts with "
                 "onednn_verbose, dnnl_verbose or mkldnn_verbose)"
             )
-        ctx.source.update(
-            lines_total=stats.lines,
-            lines_parsed=parsed,
-            lines_skipped=ctx.skipped_count,
-            lines_non_verbose=stats.lines - verbose,
-            crlf_lines=stats.crlf,
-            ends_with_newline=stats.ends_with_newline,
-        )
+        ctx.finish(stats.lines, parsed, what="verbose line")
+        ctx.source.update(crlf_lines=stats.crlf, ends_with_newline=stats.ends_with_newline)
         self._describe_source(ctx)
 
     # ------------------------------------------------------------------ shapes
@@ -247,28 +229,13 @@ class OneDNNVerboseImporter:
     def _insert_shapes(con, shapes) -> None:
         if not shapes:
             return
-        cols: dict[str, list] = {c: [] for c in SHAPE_COLUMNS}
+        # (a shape already stored, e.g. on a hash collision, is left as it is)
+        rows = RowBuffer(con, "onednn_shapes", SHAPE_COLUMNS,
+                         select="SELECT * FROM _arrow WHERE shape_id NOT IN (SELECT shape_id FROM onednn_shapes)")
         for h, s in shapes:
-            cols["shape_id"].append(h)
-            for c in SHAPE_COLUMNS[1:]:
-                if c == "timed":
-                    cols[c].append(s.tail_is_time)
-                elif c == "dims":
-                    cols[c].append(list(s.dims.items()))
-                else:
-                    cols[c].append(getattr(s, c))
-        tbl = pa.table(
-            {
-                "shape_id": pa.array(cols["shape_id"], pa.uint64()),
-                **{c: pa.array(cols[c], pa.string()) for c in SHAPE_COLUMNS[1:18]},
-                "dims": pa.array(cols["dims"], pa.map_(pa.string(), pa.string())),
-                "md_list": pa.array(cols["md_list"], MD_TYPE),
-                "info_kind": pa.array(cols["info_kind"], pa.string()),
-                "detail": pa.array(cols["detail"], pa.string()),
-                "timed": pa.array(cols["timed"], pa.bool_()),
-            }
-        )
-        con.execute("INSERT OR IGNORE INTO onednn_shapes SELECT * FROM tbl")
+            row = {c: getattr(s, c) for c in SHAPE_COLUMNS[1:] if c not in ("dims", "timed")}
+            rows.add(**row, shape_id=h, dims=list(s.dims.items()), timed=s.tail_is_time)
+        rows.flush()
 
     # ------------------------------------------------------------------ source description
     def _describe_source(self, ctx: IngestContext) -> None:
@@ -304,19 +271,9 @@ class OneDNNVerboseImporter:
             pass
         for i, seg in enumerate(segments):
             seg["segment"] = i if segments[0]["library_version"] is None else i + 1
-        tbl = pa.table(
-            {
-                "source_id": pa.array([sid] * len(segments), pa.int32()),
-                "segment": pa.array([s["segment"] for s in segments], pa.int32()),
-                "first_line": pa.array([s["first_line"] for s in segments], pa.int64()),
-                "last_line": pa.array([s["last_line"] for s in segments], pa.int64()),
-                "library_version": pa.array([s["library_version"] for s in segments], pa.string()),
-                "isa": pa.array([s["isa"] for s in segments], pa.string()),
-                "runtime": pa.array([s["runtime"] for s in segments], pa.string()),
-                "templates": pa.array([s["templates"] for s in segments], pa.list_(pa.string())),
-            }
-        )
-        con.execute("INSERT INTO onednn_segments SELECT * FROM tbl")
+        rows = RowBuffer(ctx, "onednn_segments", SEGMENT_COLUMNS)
+        rows.extend({c: seg[c] for c in SEGMENT_COLUMNS} for seg in segments)
+        rows.flush()
         versions = [s["library_version"] for s in segments if s["library_version"]]
         isas = [s["isa"] for s in segments if s["isa"]]
         runtimes = [s["runtime"] for s in segments if s["runtime"]]
@@ -333,13 +290,6 @@ class OneDNNVerboseImporter:
         if kinds == 0:
             ctx.warnings.append(
                 f"{ctx.file.path}: no primitive exec/create lines (only headers or diagnostics)"
-            )
-        if ctx.skipped_count:
-            first = con.execute(
-                "SELECT line_no, reason FROM skipped_lines WHERE source_id = ? ORDER BY line_no LIMIT 1", [sid]
-            ).fetchone()
-            ctx.warnings.append(
-                f"{ctx.file.path}: {ctx.skipped_count} line(s) skipped (first: line {first[0]}, {first[1]})"
             )
 
     @staticmethod

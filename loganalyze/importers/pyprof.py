@@ -17,21 +17,13 @@ from __future__ import annotations
 import csv
 import re
 
-import pyarrow as pa
-
 from ..grammars import pyprof as g
-from ..inputs import InputError
-from ..query.gpu_ops import cost_from_pyprof_marker
+from ..names import name_forms
+from ..op_costs import cost_from_pyprof_marker
 from .base import IngestContext
-from .gpu_common import RowBuffer, first_lines, name_forms, no_data_error, set_counts, text_lines
+from .gpu_common import first_lines, table_rows
+from .text import feed_lines
 
-I64, I32, STR, F64 = pa.int64(), pa.int32(), pa.string(), pa.float64()
-KERNEL_TYPES = {"row_no": I64, "name": STR, "demangled": STR, "short_name": STR, "mangled": STR,
-                "duration_ns": I64, "device": I32, "stream": I64, "grid_x": I32, "grid_y": I32, "grid_z": I32,
-                "block_x": I32, "block_y": I32, "block_z": I32, "tid": I64, "origin": STR}
-OP_TYPES = {"row_no": I64, "op": STR, "module": STR, "direction": STR, "seq": I64, "alt_seq": STR, "layer": STR,
-            "trace": STR, "params": STR, "shapes": STR, "sub": I64, "tc": STR, "flops": F64, "bytes": F64,
-            "instance": I64}
 DIMS_RE = re.compile(r"-?\d+")
 
 
@@ -95,8 +87,9 @@ def _num(v) -> float | None:
 class _PyProf:
     def __init__(self, ctx: IngestContext):
         self.ctx = ctx
-        self.kernels = RowBuffer(ctx.con, "gpu_kernels", KERNEL_TYPES, ctx.source_id)
-        self.ops = RowBuffer(ctx.con, "gpu_kernel_ops", OP_TYPES, ctx.source_id)
+        self.kernels = table_rows(ctx, "gpu_kernels")
+        self.ops = table_rows(ctx, "gpu_kernel_ops")
+        self.header: tuple[str, list[str], list[int]] | None = None
         self.parsed = self.other = 0
         self.instance = 0
         self.last_key = None
@@ -105,45 +98,35 @@ class _PyProf:
 
     def run(self) -> None:
         ctx = self.ctx
-        total = 0
-        header = None
-        for n, line in text_lines(ctx):
-            total = n
-            if not line.strip():
-                self.other += 1
-                continue
-            if self.mode is None:
-                if g.DICT_LINE_RE.match(line):
-                    self.mode = "dict"
-                else:
-                    header = _prof_header(line)
-                    if header is None:
-                        self.other += 1
-                        continue
-                    self.mode = "prof-" + header[0]
-                    self.other += 1
-                    continue
-            try:
-                if self.mode == "dict":
-                    self._record(n, g.parse_dict_line(line))
-                else:
-                    self._prof_row(n, line, header)
-            except ValueError as exc:
-                ctx.skip(n, f"unreadable PyProf {'record' if self.mode == 'dict' else 'row'}: {exc}", line)
-                continue
-            self.parsed += 1
-        self.kernels.flush()
-        self.ops.flush()
-        ctx.flush_skipped()
-        if total == 0:
-            raise InputError(f"{ctx.file.path}: empty file")
-        if self.parsed == 0:
-            raise no_data_error(ctx, "PyProf record", "no pyprof.parse record or pyprof.prof header")
-        set_counts(ctx, total, self.parsed, self.other)
+        total = feed_lines(ctx, self.line, (self.kernels, self.ops))
+        ctx.finish(total, self.parsed, self.other, what="PyProf record",
+                   hint="no pyprof.parse record or pyprof.prof header")
         ctx.source["dialect"] = {"dict": "pyprof.parse records", "prof-csv": "pyprof.prof --csv",
                                  "prof-text": "pyprof.prof columnated"}.get(self.mode, self.mode)
-        if ctx.skipped_count:
-            ctx.warnings.append(f"{ctx.file.path}: {ctx.skipped_count} line(s) skipped (see 'loganalyze skipped')")
+
+    def line(self, n: int, line: str) -> None:
+        """One input line: blank, the header that sets the mode, or a record/row."""
+        if not line.strip():
+            self.other += 1
+            return
+        if self.mode is None:
+            if g.DICT_LINE_RE.match(line):
+                self.mode = "dict"
+            else:
+                self.header = _prof_header(line)
+                self.other += 1
+                if self.header is not None:
+                    self.mode = "prof-" + self.header[0]
+                return
+        try:
+            if self.mode == "dict":
+                self._record(n, g.parse_dict_line(line))
+            else:
+                self._prof_row(n, line, self.header)
+        except ValueError as exc:
+            self.ctx.skip(n, f"unreadable PyProf {'record' if self.mode == 'dict' else 'row'}: {exc}", line)
+            return
+        self.parsed += 1
 
     def _next_instance(self, key) -> int:
         if key != self.last_key:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 
 from ..grammars import torch_table as g
-from ..inputs import InputError
 from .base import IngestContext
-from .trace_common import finish_text_source, insert_profiler_rows, read_text_lines
+from .text import read_lines
+from .profiler_rows import insert_profiler_rows
 
 _HEADER_RE = re.compile(r"^\s*Name\s{2,}.*(?:# of Calls|Number of Calls)")
 
@@ -31,9 +31,7 @@ class TorchTableImporter:
         return 0
 
     def ingest(self, ctx: IngestContext) -> None:
-        lines = read_text_lines(ctx)
-        if not lines:
-            raise InputError(f"{ctx.file.path}: empty file")
+        lines, total = read_lines(ctx)
         rows = []
         dialects = set()
         table_no = 0
@@ -66,7 +64,7 @@ class TorchTableImporter:
                 j += 1
             i = j + 1
         insert_profiler_rows(ctx, rows)
-        finish_text_source(ctx, len(lines), len(rows), "PyTorch key_averages() table")
+        ctx.finish(total, len(rows), what="PyTorch key_averages() table row")
         ctx.source["dialect"] = ", ".join(sorted(dialects)) or None
 
     @staticmethod

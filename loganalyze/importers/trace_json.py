@@ -14,7 +14,7 @@ How a file goes in (docs/benchmarks.md, "Trace JSON", says what it costs):
    Files DuckDB cannot read (a syntax error inside an event, duplicate keys, lone
    surrogates, fractional timestamps beyond double precision) go through the exact Python
    reader instead.
-3. ``trace_common.SpanEngine`` matches B/E and async pairs, computes nesting, self time,
+3. ``trace_spans.SpanEngine`` matches B/E and async pairs, computes nesting, self time,
    flows and kernel -> launch -> operator attribution, and writes ``trace_events``,
    ``trace_counters``, ``trace_flows``, ``gpu_kernels``, ``gpu_memops`` and
    ``gpu_api_calls``; ``trace_files`` gets the file's metadata and counts.
@@ -24,10 +24,13 @@ from __future__ import annotations
 import re
 
 from ..grammars import trace_event as te
-from ..inputs import InputError
+from ..grammars import trace_reader as tr
 from .base import IngestContext
-from .trace_common import (ByteSource, NeedsExactReader, SpanEngine, Workspace, find_prefix, head_categories,
-                           insert_trace_file, load_events)
+from .trace_load import load_events
+from .trace_spans import NeedsExactReader, SpanEngine
+from .trace_stage import find_prefix, head_categories
+from .trace_tables import insert_trace_file
+from .trace_workspace import Workspace
 
 _PH_RE = re.compile(rb'"ph"\s*:\s*"')
 _KINETO_KEY_RE = re.compile(rb'"(?:schemaVersion|deviceProperties|distributedInfo|baseTimeNanoseconds)"\s*:')
@@ -52,32 +55,24 @@ class TraceJsonImporter:
         return 0
 
     def ingest(self, ctx: IngestContext) -> None:
-        source = ByteSource(ctx.file)
-        prefix = find_prefix(source)
-        guess = te.detect_flavour(prefix.keys, head_categories(source, prefix))
+        prefix = find_prefix(ctx.file)
+        guess = te.detect_flavour(prefix.keys, head_categories(ctx.file, prefix))
         with Workspace(ctx) as ws:
-            load = load_events(ctx, ws, source, prefix, guess)
+            load = load_events(ctx, ws, prefix, guess)
             try:
                 stats, flavour = self._spans(ctx, ws, prefix, load, guess)
             except NeedsExactReader:
                 # fractional timestamps too large for a double: read the text exactly instead
-                ctx.con.execute("DELETE FROM skipped_lines WHERE source_id = ?", [ctx.source_id])
-                ctx._skipped.clear()
-                ctx.skipped_count = 0
-                load = load_events(ctx, ws, source, prefix, guess, force_stream=True)
+                ctx.clear_skipped()
+                load = load_events(ctx, ws, prefix, guess, force_stream=True)
                 stats, flavour = self._spans(ctx, ws, prefix, load, guess)
         if load.cut_event is not None:
             event_no, reason, text = load.cut_event
             ctx.skip(event_no, reason, text)
-        ctx.flush_skipped()
         parsed = stats.parsed
         total = parsed + ctx.skipped_count
-        if parsed == 0:
-            if total == 0:
-                raise InputError(f"{ctx.file.path}: the trace has no events"
-                                 + (f" ({load.damage})" if load.damage else ""))
-            raise InputError(f"{ctx.file.path}: none of the {total} trace events could be read "
-                             f"(first problem: {self._first_skip(ctx)})")
+        ctx.finish(total, parsed, 0, "trace event", unit="event", warn=False,
+                   empty="the trace has no events")
         meta = dict(prefix.metadata)
         meta.update(load.trailing_metadata)
         keys = list(prefix.keys) + [k for k in load.trailing_keys if k not in prefix.keys]
@@ -89,14 +84,13 @@ class TraceJsonImporter:
         insert_trace_file(
             ctx, stats, container=prefix.container, flavour=flavour, reader=load.reader, complete=complete,
             top_level_keys=keys, display_time_unit=_str(meta.get("displayTimeUnit")),
-            base_time_ns=te.metadata_int(meta.get("baseTimeNanoseconds")),
+            base_time_ns=tr.metadata_int(meta.get("baseTimeNanoseconds")),
             schema_version=_str(meta.get("schemaVersion")), trace_name=_str(meta.get("traceName")),
-            rank=te.metadata_int(dist.get("rank")), world_size=te.metadata_int(dist.get("world_size")),
-            device_properties=te.metadata_json(devprops) if devprops is not None else None,
-            metadata=te.metadata_json(meta) if meta else None, events=total,
+            rank=tr.metadata_int(dist.get("rank")), world_size=tr.metadata_int(dist.get("world_size")),
+            device_properties=tr.metadata_json(devprops) if devprops is not None else None,
+            metadata=tr.metadata_json(meta) if meta else None, events=total,
         )
         ctx.source.update(
-            lines_total=total, lines_parsed=parsed, lines_non_verbose=0, lines_skipped=ctx.skipped_count,
             dialect=flavour + ("" if complete else ", cut off"),
             library_version=_library_version(flavour, meta),
         )
@@ -111,19 +105,10 @@ class TraceJsonImporter:
         return stats, engine.flavour
 
     @staticmethod
-    def _first_skip(ctx) -> str:
-        if ctx._skipped:
-            return ctx._skipped[0][1]
-        row = ctx.con.execute("SELECT reason FROM skipped_lines WHERE source_id = ? ORDER BY line_no LIMIT 1",
-                              [ctx.source_id]).fetchall()
-        return row[0][0] if row else "?"
-
-    @staticmethod
     def _warn(ctx, load, stats, complete) -> None:
         path = ctx.file.path
-        if load.damage:
-            ctx.warnings.append(f"{path}: partial data: {load.damage}; the complete events before it were kept")
-        elif not complete:
+        if not complete and not ctx.file.damage:
+            ctx.source["truncated"] = True
             ctx.warnings.append(f"{path}: partial data: the event array is not closed (file cut off); "
                                 "the complete events were kept")
         if stats.unmatched_e:
@@ -149,7 +134,7 @@ class TraceJsonImporter:
 def _str(v) -> str | None:
     if v is None:
         return None
-    return v if isinstance(v, str) else te.metadata_json(v)
+    return v if isinstance(v, str) else tr.metadata_json(v)
 
 
 def _library_version(flavour: str, meta: dict) -> str | None:

@@ -7,18 +7,13 @@ Each family module exposes ``FAMILY`` (a name), ``KEYS`` (the ``--by`` keys it a
 from __future__ import annotations
 
 from . import gpu_summary, onednn_summary, trace_summary
+from .errors import NoData, QueryError
 
 #: every summary family, in the order used to break ties
 #: (trace before gpu: trace files also fill gpu_kernels, and their --by op is per operator)
 FAMILIES = [onednn_summary, trace_summary, gpu_summary, trace_summary.TABLES]
 
 
-class QueryError(Exception):
-    """A question the database cannot answer as asked, worth one line to the user."""
-
-
-class NoData(QueryError):
-    """The question is fine, but the chosen files hold nothing to answer it with."""
 
 
 def families_present(con) -> list:

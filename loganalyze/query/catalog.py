@@ -5,7 +5,7 @@ Every function takes a DuckDB connection and returns ``(columns, rows)``; the
 """
 from __future__ import annotations
 
-from . import QueryError
+from .errors import QueryError
 from .filters import source_filter
 
 #: ``sources`` columns shown by default; ``SOURCE_COLUMNS_WIDE`` is every column

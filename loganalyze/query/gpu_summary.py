@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
+from ..grammars.cuda_api import base_api_name_sql
 from .filters import source_filter
 
 
@@ -48,7 +49,7 @@ def has_data(con) -> bool:
 
 
 def _error(msg: str):
-    from . import QueryError
+    from .errors import QueryError
 
     return QueryError(msg)
 
@@ -166,7 +167,7 @@ def _reorder(cols, rows, order):
 def _register_name_map(con, names: list[str], mode: str) -> None:
     import pyarrow as pa  # only here: the CLI's summary path should not pay for importing it
 
-    from ..importers.gpu_common import name_forms
+    from ..names import name_forms
 
     out = []
     for n in names:
@@ -232,7 +233,7 @@ def _api(con, extra, where, params, top, names):
     keys = ["api"] + extra
     col = "a.name" if names in ("raw", "mangled") else "coalesce(a.base_name, a.name)"
     inst_keys = {"api": col, **COMMON}
-    rep_col = "r.name" if names in ("raw", "mangled") else "regexp_replace(r.name, '_v[0-9]+$', '')"
+    rep_col = "r.name" if names in ("raw", "mangled") else base_api_name_sql("r.name")
     rep_keys = {"api": rep_col, **COMMON}
     inst = (f"SELECT {', '.join(f'{inst_keys[x]} AS {x}' for x in keys)}, "
             f"string_agg(DISTINCT a.api, ',') AS type, {_inst_agg()} "

@@ -42,7 +42,7 @@ def has_data(con) -> bool:
 
 
 def _error(msg: str):
-    from . import QueryError
+    from .errors import QueryError
 
     return QueryError(msg)
 

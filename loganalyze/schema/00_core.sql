@@ -25,8 +25,11 @@ CREATE TABLE IF NOT EXISTS sources (
     segments         INTEGER,
     warnings         VARCHAR[],
     ingested_at      TIMESTAMP DEFAULT current_timestamp,
-    loganalyze_version VARCHAR
+    loganalyze_version VARCHAR,
+    truncated        BOOLEAN      -- damaged compressed input: only the records before the damage were read
 );
+-- (databases made before the column existed)
+ALTER TABLE sources ADD COLUMN IF NOT EXISTS truncated BOOLEAN;
 
 CREATE TABLE IF NOT EXISTS skipped_lines (
     source_id  INTEGER NOT NULL,

@@ -1,13 +1,12 @@
-"""Per-operator GPU time: kernels attributed to operators, FLOP and byte counts.
+"""What one operator call costs: FLOPs and bytes from its name and tensor shapes.
 
-Attribution (the ``gpu_activity_nvtx`` view, docs/schema.md): kernel -> launching CUDA API
-call (same correlation id, same process, runtime/driver classes only) -> innermost NVTX
-push/pop range open on the launching thread (``start < launch.start``, ``end > launch.end``).
-The range name gives the operator; PyTorch ``emit_nvtx`` names are parsed at ingest into
-``op``, ``seq``, ``direction`` and ``shapes`` (:mod:`loganalyze.grammars.pyprof`), and
+Per-operator GPU time (``summary --by op``) attributes kernels to operators: through the
+enclosing NVTX range (the ``gpu_activity_nvtx`` view, docs/schema.md) or as the input
+names them (PyProf's ``gpu_kernel_ops``).  PyTorch ``emit_nvtx`` range names are parsed at
+ingest into ``op``, ``seq``, ``direction`` and ``shapes`` (:mod:`loganalyze.grammars.pyprof`);
 :func:`op_cost` gives the operator's FLOPs (and bytes, when element sizes are known), as
-PyProf did.  PyProf's own output already names each kernel's operator
-(``gpu_kernel_ops``); both kinds of source meet in :func:`summary_by_op`.
+PyProf did, and :func:`cost_from_pyprof_marker` does the same for PyProf's argument markers.
+The importers compute these at ingest; the model imports nothing of the package.
 """
 from __future__ import annotations
 

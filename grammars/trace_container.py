@@ -1,0 +1,255 @@
+"""The trace-event JSON container: a bare array of events, or an object whose
+``traceEvents`` member is that array (every other member is metadata).  :func:`scan_prefix`
+finds where the event array starts, :func:`scan_tail` where it ends (or that it was cut off)
+and what follows it; both work on byte offsets, so the importer can hand DuckDB exactly the
+event array without parsing it in Python.  See :mod:`.trace_event` for the events.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from .json_text import unclosed
+
+
+class ContainerError(Exception):
+    """The bytes are not a trace-event container (one line for the user)."""
+
+
+#: number literal or the JSON-ish constants Python's json module accepts
+_WS = b" \t\r\n"
+_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass
+class Prefix:
+    container: str  # "array" | "object"
+    events_at: int  # byte offset of the "[" that opens the event array
+    metadata: dict = field(default_factory=dict)  # members before traceEvents (object form)
+    keys: list = field(default_factory=list)  # top-level keys in file order (so far)
+
+
+def _exact_decoder() -> json.JSONDecoder:
+    return json.JSONDecoder(parse_float=Decimal, parse_constant=lambda c: Decimal(c.replace("Infinity", "Inf")))
+
+
+def _skip_ws(text: str, i: int) -> int:
+    n = len(text)
+    while i < n and text[i] in " \t\r\n":
+        i += 1
+    return i
+
+
+def scan_prefix(head: bytes, complete: bool) -> Prefix | None:
+    """Where the event array starts, from the first bytes of the (decompressed) file.
+
+    Returns None when ``head`` is too short to tell (the caller reads more; ``complete``
+    says there is no more).  Raises :class:`ContainerError` when the bytes are not a
+    trace-event container.
+    """
+    # latin-1 keeps one character per byte, so string offsets are byte offsets
+    text = head.decode("latin-1")
+    i = 3 if head.startswith(_BOM) else 0
+    i = _skip_ws(text, i)
+    if i >= len(text):
+        if complete:
+            raise ContainerError("empty JSON file" if not head.strip() else "no JSON value in the file")
+        return None
+    if text[i] == "[":
+        return Prefix("array", i)
+    if text[i] != "{":
+        raise ContainerError("not JSON: a trace-event file starts with '[' or '{'")
+    dec = json.JSONDecoder()
+    meta: dict = {}
+    keys: list = []
+    i += 1
+    while True:
+        i = _skip_ws(text, i)
+        if i >= len(text):
+            break
+        ch = text[i]
+        if ch == "}":
+            raise ContainerError("JSON object without a traceEvents array: not a trace-event file")
+        if ch == ",":
+            i += 1
+            continue
+        if ch != '"':
+            raise ContainerError(f"not valid JSON at byte {i}")
+        try:
+            key_latin, j = dec.raw_decode(text, i)
+        except json.JSONDecodeError:
+            break  # key cut off: need more bytes
+        key = head[i + 1:j - 1].decode("utf-8", "replace") if "\\" not in key_latin else json.loads(
+            head[i:j].decode("utf-8", "replace"))
+        j = _skip_ws(text, j)
+        if j >= len(text):
+            break
+        if text[j] != ":":
+            raise ContainerError(f"not valid JSON at byte {j}")
+        j = _skip_ws(text, j + 1)
+        if j >= len(text):
+            break
+        if key == "traceEvents":
+            if text[j] != "[":
+                raise ContainerError("traceEvents is not an array")
+            keys.append(key)
+            return Prefix("object", j, meta, keys)
+        try:
+            _, k = dec.raw_decode(text, j)
+        except json.JSONDecodeError as exc:
+            if exc.pos >= len(text) - 1 or not complete:
+                # the value may continue beyond the head
+                if complete:
+                    raise ContainerError(f"top-level member {key!r} is not valid JSON") from None
+                return None
+            raise ContainerError(f"top-level member {key!r} is not valid JSON") from None
+        if k >= len(text) and not complete:
+            return None  # a number may continue
+        try:
+            meta[key] = _exact_decoder().decode(head[j:k].decode("utf-8", "replace"))
+        except ValueError:
+            meta[key] = None
+        keys.append(key)
+        i = k
+    if complete:
+        raise ContainerError("JSON object without a traceEvents array: not a trace-event file")
+    return None
+
+
+@dataclass
+class Tail:
+    """How the event array ends, found in the last bytes of the file."""
+
+    status: str  # "complete" | "truncated" | "unknown"
+    #: absolute offset just after the last byte that belongs to the event array content:
+    #: the "]" for complete arrays (exclusive of it), or after the last complete event
+    events_end: int | None = None
+    #: bytes after the last complete event that do not form one (truncated files)
+    incomplete_bytes: int = 0
+    metadata: dict = field(default_factory=dict)  # object members after traceEvents
+    keys: list = field(default_factory=list)
+    #: the first characters of the cut-off event
+    incomplete_text: str | None = None
+
+
+_EVENT_START_RE = re.compile(r"[\[,]\s*\{")
+
+
+def scan_tail(tail: bytes, tail_at: int, container: str, events_at: int) -> Tail:
+    """Find the end of the event array in ``tail`` (the last bytes of the decompressed file,
+    starting at absolute offset ``tail_at``).
+
+    Tries event starts from the left of the window: from a real event start, decoding events
+    one after the other must reach ``]`` and then (object form) members and ``}`` and the end
+    of the data.  A start inside an event (an object inside ``args``) fails that test.  When
+    the events decode up to the end of the data without ``]``, the file was cut off.
+    """
+    text = tail.decode("latin-1")
+    dec = json.JSONDecoder()
+    starts = []
+    if events_at >= tail_at:
+        starts.append(events_at - tail_at)  # the whole array is in the window: start at "["
+    starts += [m.start() for m in _EVENT_START_RE.finditer(text) if m.start() + tail_at > events_at]
+    for s in starts[:64]:
+        res = _decode_from(text, s, s + tail_at == events_at, dec, container, tail, tail_at)
+        if res is not None:
+            return res
+    return Tail("unknown")
+
+
+def _decode_from(text: str, s: int, at_array_start: bool, dec, container: str, raw: bytes, base: int) -> Tail | None:
+    n = len(text)
+    i = s + 1  # after "[" or ","
+    last_end = None  # after the last complete event
+    while True:
+        i = _skip_ws(text, i)
+        if i >= n:
+            # the data ends inside the array, after an event (or a comma): cut off between events
+            if last_end is None:
+                return Tail("truncated", base + s + 1, 0) if at_array_start else None
+            return Tail("truncated", base + last_end, 0)
+        ch = text[i]
+        if ch == "]":
+            end = i
+            break
+        if ch == ",":
+            i += 1
+            continue
+        if ch != "{":
+            return None
+        try:
+            _, j = dec.raw_decode(text, i)
+        except json.JSONDecodeError:
+            if not _is_cut_off(text[i:], dec):
+                return None
+            # the last event was cut off by the end of the data
+            piece = raw[i:i + 600].decode("utf-8", "replace")[:200]
+            if last_end is not None:
+                return Tail("truncated", base + last_end, n - i, incomplete_text=piece)
+            return Tail("truncated", base + (s + 1 if at_array_start else s), n - i, incomplete_text=piece)
+        last_end = j
+        i = j
+    # after "]": nothing (array form) or members and "}" (object form)
+    j = _skip_ws(text, end + 1)
+    meta: dict = {}
+    keys: list = []
+    if container == "array":
+        if j < n:
+            return None
+        return Tail("complete", base + end, 0, meta, keys)
+    while True:
+        j = _skip_ws(text, j)
+        if j >= n:
+            # object never closed: the events are complete, the metadata cut off
+            return Tail("complete", base + end, 0, meta, keys)
+        ch = text[j]
+        if ch == "}":
+            if _skip_ws(text, j + 1) < n:
+                return None
+            return Tail("complete", base + end, 0, meta, keys)
+        if ch == ",":
+            j += 1
+            continue
+        if ch != '"':
+            return None
+        try:
+            _, k = dec.raw_decode(text, j)
+            key = json.loads(raw[j:k].decode("utf-8", "replace"))
+            k = _skip_ws(text, k)
+            if k >= n or text[k] != ":":
+                return None
+            v0 = _skip_ws(text, k + 1)
+            _, v1 = dec.raw_decode(text, v0)
+        except (json.JSONDecodeError, ValueError):
+            if _is_cut_off(text[j:], dec):
+                return Tail("complete", base + end, 0, meta, keys)
+            return None
+        if key == "traceEvents":
+            return None
+        try:
+            meta[key] = _exact_decoder().decode(raw[v0:v1].decode("utf-8", "replace"))
+        except ValueError:
+            meta[key] = None
+        keys.append(key)
+        j = v1
+
+
+def _is_cut_off(rest: str, dec) -> bool:
+    """The text is an element the end of the data cut off (not one with a syntax error)."""
+    stripped = rest.rstrip()
+    if not stripped:
+        return True
+    # close every open string/container and see whether it parses
+    closers, in_str = unclosed(stripped)
+    candidate = stripped + ('"' if in_str else "")
+    for suffix in ("", "null", "0", '"":null', ':null'):
+        try:
+            dec.raw_decode(candidate + suffix + closers)
+            return True
+        except json.JSONDecodeError:
+            continue
+        except Exception:
+            return True
+    return False

@@ -1,0 +1,89 @@
+"""NVTX ranges from a profile database into ``nvtx_ranges``, with the operators they name.
+
+Both SQLite importers (Nsight Systems, nvprof) stage their ranges and marks in a temporary
+table ``_nvtx`` (source_id, row_no, text, kind, start_ns, end_ns, duration_ns, pid, tid,
+global_tid, domain_id, category) and finish with :func:`insert_nvtx_ranges`: nesting depth
+and parent from the push/pop order per thread, the operator, sequence id, direction,
+shapes and cost from the range name (:func:`nvtx_op_table`).
+"""
+from __future__ import annotations
+
+import pyarrow as pa
+
+from ..grammars.pyprof import parse_marker, parse_nvtx_name
+from ..op_costs import cost_from_pyprof_marker, op_cost
+from .gpu_common import lookup_tables
+
+
+def nvtx_op_table(texts: list[str]) -> pa.Table:
+    """text -> op, seq, direction, shapes, flops, bytes for NVTX range names that name an
+    operator: PyTorch emit_nvtx names, and PyProf's argument markers
+    (``{'mod': ..., 'op': ..., 'args': [...]}``).  Other names are left out (op = text)."""
+    rows = []
+    for t in texts:
+        if t.startswith("{'"):
+            m = parse_marker(t)
+            if m and m.get("op"):
+                flops, nbytes, shapes = cost_from_pyprof_marker(m.get("op"), m)
+                rows.append((t, str(m["op"]), None, None, shapes, flops, nbytes))
+            continue
+        p = parse_nvtx_name(t)
+        if p is None or p.direction is None:
+            continue
+        flops, nbytes = op_cost(p.op, p.shapes) if p.shapes and p.direction == "fwd" else (None, None)
+        rows.append((t, p.op, p.seq, p.direction, p.shapes_text, flops, nbytes))
+    return pa.table({
+        "text": pa.array([r[0] for r in rows], pa.string()), "op": pa.array([r[1] for r in rows], pa.string()),
+        "seq": pa.array([r[2] for r in rows], pa.int64()), "direction": pa.array([r[3] for r in rows], pa.string()),
+        "shapes": pa.array([r[4] for r in rows], pa.string()),
+        "flops": pa.array([r[5] for r in rows], pa.float64()), "bytes": pa.array([r[6] for r in rows], pa.float64()),
+    })
+
+
+def insert_nvtx_ranges(con, domains: dict, op_kinds: tuple[str, ...] | None = ("push_pop", "start_end")) -> None:
+    """``_nvtx`` into ``nvtx_ranges``; ``domains`` maps domain ids to names; the op fields
+    come from the names of the rows of ``op_kinds`` (None: every row)."""
+    where = f"kind IN ({', '.join(repr(k) for k in op_kinds)}) AND " if op_kinds else ""
+    texts = [r[0] for r in con.execute(f"SELECT DISTINCT text FROM _nvtx WHERE {where}text IS NOT NULL").fetchall()]
+    ops = nvtx_op_table(texts)
+    dom = pa.table({"domain_id": pa.array([int(k) for k in domains if k is not None], pa.int64()),
+                    "domain": pa.array([v for k, v in domains.items() if k is not None], pa.string())})
+    with lookup_tables(con, _ops=ops, _domains=dom):
+        con.execute(NVTX_INSERT_SQL)
+
+
+#: ranges and marks from the staging table ``_nvtx``: push/pop depth by a running count of
+#: starts and ends per thread (an end at time t closes before a start at t opens), the
+#: parent by an ASOF join one level up, the op fields from the parsed names.
+NVTX_INSERT_SQL = """
+INSERT INTO nvtx_ranges BY NAME
+WITH r AS (
+    SELECT * FROM _nvtx WHERE kind IN ('push_pop', 'start_end', 'mark')
+), ev AS (
+    SELECT row_no, global_tid, start_ns AS t, 1 AS d, 1 AS ord, end_ns AS other FROM r WHERE kind = 'push_pop'
+    UNION ALL
+    SELECT row_no, global_tid, end_ns AS t, -1 AS d, CASE WHEN end_ns = start_ns THEN 2 ELSE 0 END AS ord,
+           start_ns AS other
+    FROM r WHERE kind = 'push_pop' AND end_ns IS NOT NULL
+), lv AS (
+    SELECT row_no, d, sum(d) OVER (PARTITION BY global_tid ORDER BY t, ord, other DESC, row_no
+                                   ROWS UNBOUNDED PRECEDING) AS level
+    FROM ev
+), depths AS (
+    SELECT r.*, lv.level - 1 AS lvl FROM r LEFT JOIN lv ON lv.row_no = r.row_no AND lv.d = 1
+), pp AS (
+    SELECT row_no, global_tid, start_ns, lvl FROM depths WHERE kind = 'push_pop'
+), parents AS (
+    SELECT c.row_no, p.row_no AS parent_row
+    FROM pp c ASOF JOIN pp p
+      ON p.global_tid = c.global_tid AND p.lvl = c.lvl - 1 AND c.start_ns >= p.start_ns
+    WHERE c.lvl > 0
+)
+SELECT d.source_id, d.row_no, d.text, dm.domain, d.kind AS event_type, d.start_ns, d.end_ns,
+       d.duration_ns, d.pid, d.tid, d.global_tid, CASE WHEN d.kind = 'push_pop' THEN d.lvl END AS depth,
+       d.domain_id, d.category, pa.parent_row, o.op, o.seq, o.direction, o.shapes, o.flops, o.bytes
+FROM depths d
+LEFT JOIN parents pa ON pa.row_no = d.row_no
+LEFT JOIN _ops o ON o.text = d.text
+LEFT JOIN _domains dm ON dm.domain_id = d.domain_id AND d.domain_id <> 0
+"""

@@ -1,0 +1,346 @@
+"""SQLite profile inputs (Nsight Systems exports, nvprof databases): opened read-only, read as Arrow.
+
+:class:`SqliteFile` opens an export read-only (never writing, never locking it for others;
+a gzipped one is first unpacked to a temporary file), lists its tables and columns, and
+streams a SELECT as Arrow record batches: with the ADBC SQLite driver when it is installed
+(C++, about 5x faster), else with the standard ``sqlite3`` module in big ``fetchmany``
+batches.  DuckDB consumes the stream in one INSERT per table; no row goes in one by one.
+
+:func:`head_flavour` and :func:`sqlite_flavour` tell which profiler wrote a database, from
+its first bytes (sniffing) and from its table list (once open).
+"""
+from __future__ import annotations
+
+import os
+import sqlite3
+import tempfile
+from contextlib import contextmanager
+from typing import Iterator
+from urllib.parse import quote
+
+import pyarrow as pa
+
+from ..grammars import nsys as nsys_grammar
+from ..grammars import nvprof_sqlite as nvprof_grammar
+from ..inputs import InputError
+from .base import IngestContext, insert_arrow
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+ARROW_TYPES = {"INTEGER": pa.int64(), "TEXT": pa.string(), "REAL": pa.float64()}
+#: the two profilers that write SQLite databases, and what their databases are called
+NSYS, NVPROF = "nsys", "nvprof"
+FLAVOUR_NAMES = {NSYS: "an Nsight Systems export", NVPROF: "an nvprof database"}
+
+
+def is_sqlite(head: bytes) -> bool:
+    """Whether ``head`` starts an SQLite database."""
+    return head.startswith(SQLITE_MAGIC)
+
+
+def head_flavour(head: bytes) -> str | None:
+    """Which profiler's database ``head`` starts, as far as its first bytes show: ``nsys``,
+    ``nvprof``, ``sqlite`` (a database whose schema is not in ``head``: its tables will
+    tell), or None (no SQLite database)."""
+    if not is_sqlite(head):
+        return None
+    if any(m.encode() in head for m in nsys_grammar.HEAD_MARKERS):
+        return NSYS
+    if all(m.encode() in head for m in nvprof_grammar.HEAD_MARKERS):
+        return NVPROF
+    return "sqlite"
+
+
+def sqlite_flavour(db: "SqliteFile") -> str | None:
+    """``nsys``, ``nvprof`` or None: which profiler wrote the open database ``db``."""
+    tables = set(db.tables)
+    if nsys_grammar.is_export(tables):
+        return NSYS
+    if nvprof_grammar.is_database(tables):
+        return NVPROF
+    return None
+
+
+class SqliteProfileImporter:
+    """An importer of one profiler's SQLite databases (``flavour``).  It claims a file whose
+    first bytes show that flavour at 95, and one whose first bytes do not show its tables at
+    ``unsure_score`` (the importers try in score order); once open, the tables decide, and
+    it declines a database of the other flavour, which the next candidate then reads."""
+
+    format: str
+    flavour: str
+    unsure_score: int
+
+    def sniff(self, head: bytes, name: str) -> int:
+        """How sure this importer is that ``head`` starts one of its databases (0-100)."""
+        return {self.flavour: 95, "sqlite": self.unsure_score}.get(head_flavour(head), 0)
+
+    def ingest(self, ctx: IngestContext) -> None:
+        """Read the database; an InputError when it is not one of this flavour."""
+        with profile_database(ctx, self.flavour) as db:
+            self.read(ctx, db)
+
+    def read(self, ctx: IngestContext, db: "SqliteFile") -> None:
+        """Read the open database ``db`` into the store."""
+        raise NotImplementedError
+
+
+@contextmanager
+def profile_database(ctx: IngestContext, flavour: str) -> Iterator["SqliteFile"]:
+    """The input opened as the ``flavour`` profiler's database, closed after use; an
+    InputError when another profiler wrote it, or none did (naming the tables it has)."""
+    db = SqliteFile(ctx)
+    try:
+        found = sqlite_flavour(db)
+        if found is None:
+            shown = ", ".join(sorted(db.tables)[:8]) or "no tables"
+            raise InputError(
+                f"{db.display}: SQLite database, but not an Nsight Systems export (no StringIds "
+                f"and CUPTI_ACTIVITY_KIND_*/NVTX_EVENTS tables) nor an nvprof database (no StringTable); "
+                f"it has: {shown}"
+            )
+        if found != flavour:
+            raise InputError(f"{db.display}: {FLAVOUR_NAMES[found]}, not {FLAVOUR_NAMES[flavour]}")
+        yield db
+    finally:
+        db.close()
+
+
+def _adbc():
+    if os.environ.get("LOGANALYZE_SQLITE_READER", "").lower() == "stdlib":
+        return None
+    try:
+        import adbc_driver_sqlite.dbapi as adbc
+
+        return adbc
+    except Exception:
+        return None
+
+
+class SqliteFile:
+    """An SQLite input opened read-only; ``close()`` when done."""
+
+    def __init__(self, ctx: IngestContext):
+        self.ctx = ctx
+        self.display = ctx.file.path
+        self._tmp: str | None = None
+        self.stream_error: InputError | None = None
+        self._prefetched: dict = {}
+        path = self._gunzip() if ctx.file.compression == "gzip" else ctx.file.local_path
+        self.path = path
+        self.uri = self._uri(path)
+        try:
+            # check_same_thread=False: DuckDB pulls the Arrow stream from its own threads
+            self.con = sqlite3.connect(self.uri, uri=True, timeout=0.5, check_same_thread=False)
+            rows = self.con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')").fetchall()
+        except sqlite3.DatabaseError as exc:
+            self.close()
+            raise InputError(f"{self.display}: not a readable SQLite database ({exc})") from None
+        self.tables: dict[str, list[str]] = {}
+        for (name,) in rows:
+            try:
+                self.tables[name] = [r[1] for r in self.con.execute(f'PRAGMA table_info("{name}")')]
+            except sqlite3.DatabaseError as exc:
+                ctx.warnings.append(f"{self.display}: table {name} cannot be read ({exc})")
+
+    def _gunzip(self) -> str:
+        """The decompressed database in a temporary file, through the one input layer.  An
+        SQLite file cut short is no database: a damaged gzip stream is an error here."""
+        fd, tmp = tempfile.mkstemp(prefix="loganalyze-", suffix=".sqlite")
+        self._tmp = tmp
+        file = self.ctx.file
+        try:
+            with os.fdopen(fd, "wb") as out:
+                for chunk in file.chunks(progress=self.ctx.progress):
+                    out.write(chunk)
+            if file.truncated:
+                raise InputError(f"{self.display}: gzip stream is cut off or corrupt ({file.damage})")
+        except BaseException:
+            self.close()
+            raise
+        return tmp
+
+    def _uri(self, path: str) -> str:
+        """``immutable=1`` (no locks, no journal look-up) unless a journal or WAL file says
+        a writer may be at work: then a plain read-only open that respects its lock."""
+        base = "file:" + quote(os.path.abspath(path))
+        if not any(os.path.exists(path + s) for s in ("-journal", "-wal")):
+            return base + "?mode=ro&immutable=1"
+        try:
+            probe = sqlite3.connect(base + "?mode=ro", uri=True, timeout=0.5)
+            try:
+                probe.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            finally:
+                probe.close()
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise InputError(
+                    f"{self.display}: database is locked by another process (is it still being written?)"
+                ) from None
+            return base + "?mode=ro&immutable=1"
+        return base + "?mode=ro"
+
+    def close(self) -> None:
+        for t, _box in getattr(self, "_prefetched", {}).values():
+            t.join()
+        con = getattr(self, "con", None)
+        if con is not None:
+            con.close()
+            self.con = None
+        if self._tmp and os.path.exists(self._tmp):
+            os.remove(self._tmp)
+            self._tmp = None
+
+    # ------------------------------------------------------------------ queries
+    def has(self, table: str) -> bool:
+        return table in self.tables
+
+    def first(self, *tables: str) -> str | None:
+        return next((t for t in tables if t in self.tables), None)
+
+    def columns(self, table: str) -> set[str]:
+        return set(self.tables.get(table, ()))
+
+    def count(self, table: str) -> int:
+        try:
+            return self.con.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            raise InputError(f"{self.display}: table {table} cannot be read ({exc})") from None
+
+    def fetchall(self, sql: str, params=()) -> list[tuple]:
+        try:
+            return self.con.execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise InputError(f"{self.display}: cannot read ({exc})") from None
+
+    def table_select(self, table: str, cols: list, rowid: str = "rowid") -> tuple[str, list[str], list[str]]:
+        """(SQL, names, types) reading the mapped columns ``cols`` (:class:`~loganalyze.grammars.nsys.Col`)
+        of ``table``, after one typed dummy row (``_d = 1``; :func:`~loganalyze.grammars.nsys.select_sql`)."""
+        sql, names = nsys_grammar.select_sql(table, cols, self.columns(table), rowid=rowid)
+        return sql, names, nsys_grammar.select_types(cols)
+
+    def copy_into(self, con, target: str, table: str, cols: list, select: str, rowid: str = "rowid") -> None:
+        """The mapped columns ``cols`` of ``table`` into DuckDB table ``target`` through
+        ``select``, which reads them as ``_arrow`` and leaves out the dummy row (``_d = 0``).
+        The stream is staged first (:func:`~.base.insert_arrow`): ``select`` may join it."""
+        with self.reader(*self.table_select(table, cols, rowid)) as rdr:
+            insert_arrow(con, target, rdr, select=select, stage=True)
+
+    def prefetch(self, table: str, cols: list, rowid: str = "rowid") -> None:
+        """Start reading ``cols`` of ``table`` into memory on a helper thread (the ADBC driver
+        reads in C++ without the GIL, so this overlaps with DuckDB working on another table);
+        a later :meth:`copy_into` of the same columns takes the result."""
+        sql, names, types = self.table_select(table, cols, rowid)
+        if _adbc() is None or sql in self._prefetched:
+            return
+        import threading
+
+        schema = pa.schema([(n, ARROW_TYPES[t]) for n, t in zip(names, types)])
+        box: dict = {}
+
+        def run() -> None:
+            try:
+                with self._reader(sql, schema) as rdr:
+                    box["table"] = rdr.read_all()
+            except BaseException as exc:  # handed to the reader
+                box["error"] = exc
+
+        t = threading.Thread(target=run, daemon=True)
+        t.start()
+        self._prefetched[sql] = (t, box)
+
+    @contextmanager
+    def reader(self, sql: str, names: list[str], types: list[str]) -> Iterator[pa.RecordBatchReader]:
+        """The rows of ``sql`` as an Arrow record batch stream (``types``: INTEGER/TEXT/REAL)."""
+        schema = pa.schema([(n, ARROW_TYPES[t]) for n, t in zip(names, types)])
+        self.stream_error = None
+        if sql in self._prefetched:
+            t, box = self._prefetched.pop(sql)
+            t.join()
+            if "error" in box:
+                err = box["error"]
+                raise err if isinstance(err, InputError) else InputError(
+                    f"{self.display}: cannot read ({' '.join(str(err).split())[:300]})")
+            yield box["table"].cast(schema)
+            return
+        try:
+            with self._reader(sql, schema) as rdr:
+                yield rdr
+        except InputError:
+            raise
+        except Exception as exc:
+            # a read error inside the stream reaches us wrapped by DuckDB: say it plainly
+            if self.stream_error is not None:
+                raise self.stream_error from None
+            import duckdb
+
+            if isinstance(exc, duckdb.Error) and ("SQLite" in str(exc) or "stream" in str(exc)):
+                raise InputError(f"{self.display}: cannot read ({' '.join(str(exc).split())[:300]})") from None
+            raise
+
+    @contextmanager
+    def _reader(self, sql: str, schema: pa.Schema) -> Iterator[pa.RecordBatchReader]:
+        adbc = _adbc()
+        if adbc is not None:
+            conn = adbc.connect(self.uri)
+            cur = conn.cursor()
+            try:
+                try:
+                    try:
+                        cur.adbc_statement.set_options(**{"adbc.sqlite.query.batch_rows": "65536"})
+                    except Exception:  # an older driver: its default batch size
+                        pass
+                    cur.execute(sql)
+                    rdr = cur.fetch_record_batch()
+                except Exception as exc:
+                    raise InputError(f"{self.display}: cannot read ({' '.join(str(exc).split())})") from None
+                # the driver's stream goes to DuckDB as it is (C to C, no Python per batch) when its
+                # schema is the one asked for, which the typed dummy row makes the rule
+                yield rdr if rdr.schema.equals(schema) else _checked(rdr, schema, self)
+            finally:
+                cur.close()
+                conn.close()
+            return
+        cur = self.con.cursor()
+        try:
+            try:
+                cur.execute(sql)
+            except sqlite3.DatabaseError as exc:
+                raise InputError(f"{self.display}: cannot read ({exc})") from None
+            yield pa.RecordBatchReader.from_batches(schema, _fetch_batches(cur, schema, self))
+        finally:
+            cur.close()
+
+
+def _checked(rdr: pa.RecordBatchReader, schema: pa.Schema, src: "SqliteFile") -> pa.RecordBatchReader:
+    """Cast the driver's batches to ``schema`` and turn read errors into one-line InputErrors."""
+    def gen():
+        while True:
+            try:
+                batch = rdr.read_next_batch()
+            except StopIteration:
+                return
+            except Exception as exc:
+                src.stream_error = InputError(f"{src.display}: cannot read ({' '.join(str(exc).split())})")
+                raise src.stream_error from None
+            if batch.schema != schema:
+                batch = pa.RecordBatch.from_arrays(
+                    [c.cast(t.type) for c, t in zip(batch.columns, schema)], schema=schema
+                )
+            yield batch
+
+    return pa.RecordBatchReader.from_batches(schema, gen())
+
+
+def _fetch_batches(cur, schema: pa.Schema, src: "SqliteFile", size: int = 100_000):
+    while True:
+        try:
+            rows = cur.fetchmany(size)
+        except sqlite3.DatabaseError as exc:
+            src.stream_error = InputError(f"{src.display}: cannot read ({exc})")
+            raise src.stream_error from None
+        if not rows:
+            return
+        cols = list(zip(*rows))
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(c, f.type, from_pandas=False) for c, f in zip(cols, schema)], schema=schema
+        )

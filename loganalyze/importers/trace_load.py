@@ -1,0 +1,193 @@
+"""Loading the elements of a trace-event array into the workspace table ``_ev``: DuckDB's
+``read_json`` over the staged array when it can, the exact Python reader
+(:func:`grammars.trace_event.iter_events`) otherwise.  The CNTK detail importer fills the
+same raw table from its CSV rows.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from ..grammars import trace_container as tc
+from ..grammars import trace_event as te
+from ..grammars import trace_reader as tr
+from ..inputs import InputError
+from .base import IngestContext, insert_arrow, sql_string
+from .trace_stage import READ_BLOCK, Stage
+from .trace_workspace import Workspace
+
+#: largest JSON element DuckDB is asked to read
+MAX_OBJECT_BYTES = 1 << 28
+STREAM_BATCH = 50_000
+
+
+@dataclass
+class LoadResult:
+    reader: str  # duckdb | stream
+    complete: bool
+    trailing_metadata: dict = field(default_factory=dict)
+    trailing_keys: list = field(default_factory=list)
+    #: the element cut off at the end: (event_no, reason, text)
+    cut_event: tuple | None = None
+
+
+def _raw_columns_sql() -> str:
+    return "{" + ", ".join(f"{c}: '{t}'" for c, t in te.EVENT_COLUMNS.items()) + "}"
+
+
+def ev_select_sql(source_sql: str, flavour: str) -> str:
+    """The SELECT that makes ``_ev`` (one row per element read: exact ns times, ids from
+    args, role, and the reason a row cannot be used) from ``source_sql``, a relation with
+    the columns ``r``, ``event_no`` and EVENT_COLUMNS as text."""
+    return f"""
+        WITH v AS (
+            SELECT r, event_no, ph, cat, name, pid, tid,
+                   coalesce(id, CAST(id2 AS VARCHAR)) AS id, bp, s AS scope,
+                   ts AS ts_text, dur AS dur_text,
+                   {te.us_text_to_ns_sql('ts')} AS ts_ns,
+                   CASE WHEN ph = 'X' THEN {te.us_text_to_ns_sql('dur')} END AS dur_ns,
+                   json_extract_string(args, ['$.correlation', '$."External id"']) AS ids,
+                   args
+            FROM ({source_sql})
+        )
+        SELECT * EXCLUDE (ids), try_cast(ids[1] AS BIGINT) AS correlation, try_cast(ids[2] AS BIGINT) AS external_id,
+            {te.role_sql(flavour)} AS role,
+            CASE
+                WHEN ph IS NULL OR ph = '' THEN 'missing ph'
+                WHEN ts_ns IS NULL AND NOT (ph = 'M' AND ts_text IS NULL) THEN {te.time_problem_sql('ts_text', 'ts')}
+                WHEN ph = 'X' AND dur_ns IS NULL THEN {te.time_problem_sql('dur_text', 'dur')}
+                WHEN ph = 'X' AND dur_ns < 0 THEN 'negative dur (' || dur_text || ')'
+            END AS problem
+        FROM v"""
+
+
+def load_events(ctx: IngestContext, ws: Workspace, prefix: tc.Prefix, flavour: str,
+                force_stream: bool = False) -> LoadResult:
+    """Fill ``_ev`` in the workspace (see :func:`ev_select_sql`) with the elements of the
+    event array, reading them with DuckDB when it can and with the exact reader otherwise;
+    elements that cannot be read are reported through ``ctx.skip``."""
+    con = ws.con
+    con.execute("DROP TABLE IF EXISTS _ev")
+    if not force_stream and os.environ.get("LOGANALYZE_TRACE_READER") != "stream":
+        res = _load_duckdb(ctx, ws, prefix, flavour)
+        if res is not None:
+            return res
+        con.execute("DROP TABLE IF EXISTS _ev")
+    return _load_stream(ctx, ws, prefix, flavour)
+
+
+def _load_duckdb(ctx: IngestContext, ws: Workspace, prefix: tc.Prefix,
+                 flavour: str) -> LoadResult | None:
+    con = ws.con
+    stage = Stage(ctx.file, prefix, ctx.progress, ws.dir)
+    try:
+        stage.start()
+        ok = True
+        try:
+            src = f"""SELECT ordinality - 1 AS r, ordinality - 1 AS event_no, * EXCLUDE (ordinality)
+                      FROM read_json({sql_string(stage.path)}, format = 'array', columns = {_raw_columns_sql()},
+                                     maximum_object_size = {MAX_OBJECT_BYTES}, compression = 'none') WITH ORDINALITY"""
+            con.execute(f"CREATE TABLE _ev AS {ev_select_sql(src, flavour)}")
+        except Exception:  # duckdb.Error: not readable by DuckDB -> exact reader
+            ok = False
+        result = stage.finish()
+    finally:
+        stage.cleanup()
+    if result.error is not None:
+        if isinstance(result.error, InputError):
+            raise result.error
+        return None
+    tail = result.tail
+    if not ok or tail is None or tail.status not in ("complete", "truncated"):
+        return None
+    n = con.execute("SELECT count(*) FROM _ev").fetchall()[0][0]
+    res = LoadResult("duckdb", tail.status == "complete", tail.metadata, tail.keys)
+    if tail.status == "truncated" and tail.incomplete_bytes:
+        res.cut_event = (n, "truncated: the file ends inside this event", tail.incomplete_text)
+    if ctx.file.damage:
+        res.complete = False
+    return res
+
+
+def _load_stream(ctx: IngestContext, ws: Workspace, prefix: tc.Prefix,
+                 flavour: str) -> LoadResult:
+    sres = tr.StreamResult()
+    res = LoadResult("stream", True)
+    raw = RawEvents(ws.con)
+    for ev in tr.iter_events(ctx.file.chunks(READ_BLOCK, offset=prefix.events_at, progress=ctx.progress),
+                             prefix.container, sres):
+        if ev.values is None:
+            if ev.problem.startswith("truncated"):
+                res.cut_event = (ev.event_no, ev.problem, ev.text)
+            else:
+                ctx.skip(ev.event_no, ev.problem, ev.text)
+            continue
+        raw.add(ev.event_no, ev.values)
+    raw.finish(flavour)
+    res.complete = sres.status == "complete" and not ctx.file.damage
+    res.trailing_metadata = sres.trailing_metadata
+    res.trailing_keys = sres.trailing_keys
+    if sres.status == "garbage_after":
+        ctx.warnings.append(f"{ctx.file.path}: data after the end of the trace object was ignored")
+    return res
+
+
+class RawEvents:
+    """Events read in Python (the exact JSON reader, the CNTK detail CSV) into the workspace
+    table ``_raw`` (every field as text, numbered ``r`` in order), then :meth:`finish` makes
+    ``_ev`` from it."""
+
+    def __init__(self, con):
+        self.con = con
+        self.cols = list(te.EVENT_COLUMNS)
+        con.execute("CREATE TABLE _raw (r BIGINT, event_no BIGINT, "
+                    + ", ".join(f"{c} {t}" for c, t in te.EVENT_COLUMNS.items()) + ")")
+        self._batch: dict[str, list] = {c: [] for c in ["r", "event_no"] + self.cols}
+        self._done = 0
+
+    def add(self, event_no: int, values: dict) -> None:
+        """One event: its number and its fields (EVENT_COLUMNS, text or None)."""
+        batch = self._batch
+        batch["r"].append(len(batch["r"]) + self._done)
+        batch["event_no"].append(event_no)
+        for c in self.cols:
+            batch[c].append(values.get(c))
+        if len(batch["event_no"]) >= STREAM_BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        batch = self._batch
+        if not batch["event_no"]:
+            return
+        insert_arrow(self.con, "_raw", _string_table(batch, self.cols))
+        self._done += len(batch["r"])
+        for v in batch.values():
+            v.clear()
+
+    def finish(self, flavour: str) -> None:
+        """``_ev`` from every event added (``_raw`` is dropped)."""
+        self._flush()
+        self.con.execute(f"CREATE TABLE _ev AS {ev_select_sql('SELECT * FROM _raw', flavour)}")
+        self.con.execute("DROP TABLE _raw")
+
+
+def _clean(s):
+    if s is None:
+        return None
+    try:
+        s.encode("utf-8")
+        return s
+    except UnicodeEncodeError:
+        return s.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _string_table(batch: dict, cols: list) -> pa.Table:
+    arrays = {"r": pa.array(batch["r"], pa.int64()), "event_no": pa.array(batch["event_no"], pa.int64())}
+    for c in cols:
+        try:
+            arrays[c] = pa.array(batch[c], pa.string())
+        except (pa.ArrowInvalid, UnicodeEncodeError):
+            arrays[c] = pa.array([_clean(v) for v in batch[c]], pa.string())
+    return pa.table(arrays)

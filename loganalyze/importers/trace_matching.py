@@ -1,0 +1,189 @@
+"""The first steps of the span engine on ``_ev``: problems and duplicates reported, B/E pairs
+matched per thread and async begin/end pairs per (pid, cat, id), each end closing the
+innermost open begin of its name."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+from ..grammars import trace_event as te
+from .base import create_arrow_table
+
+
+@dataclass
+class SpanStats:
+    events: int = 0
+    parsed: int = 0
+    skipped: int = 0
+    unmatched_e: int = 0
+    unclosed_b: int = 0
+    async_unmatched_e: int = 0
+    async_unclosed_b: int = 0
+    improper_nesting: int = 0
+    duplicates: int = 0
+    negative_durations: int = 0
+    categories: list = field(default_factory=list)
+
+
+class MatchingSteps:
+    """Mixed into :class:`~loganalyze.importers.trace_spans.SpanEngine` (uses its ``con``,
+    ``ctx``, ``stats`` and ``event_no``)."""
+
+    def _report_problems(self) -> None:
+        rows = self.con.execute(
+            """SELECT event_no, problem, ph, name, cat, ts_text, dur_text, pid, tid FROM _ev
+               WHERE problem IS NOT NULL ORDER BY event_no"""
+        ).fetchall()
+        for event_no, problem, ph, name, cat, ts, dur, pid, tid in rows:
+            if problem.startswith("negative dur"):
+                self.stats.negative_durations += 1
+            self.ctx.skip(event_no, problem, _event_text(ph, name, cat, ts, dur, pid, tid))
+
+    def _find_duplicates(self) -> None:
+        con = self.con
+        n, distinct = con.execute(
+            """SELECT count(*), count(DISTINCT hash(name, cat, pid, tid, ts_ns, dur_ns, args))
+               FROM _ev WHERE ph = 'X' AND problem IS NULL"""
+        ).fetchall()[0]
+        if n == distinct:
+            return
+        rows = con.execute(
+            """WITH x AS (
+                   SELECT r, event_no, ph, name, cat, ts_text, dur_text, pid, tid,
+                          min(event_no) OVER (PARTITION BY name, cat, pid, tid, ts_ns, dur_ns, CAST(args AS VARCHAR)) AS first
+                   FROM _ev WHERE ph = 'X' AND problem IS NULL)
+               SELECT r, event_no, first, ph, name, cat, ts_text, dur_text, pid, tid FROM x
+               WHERE event_no <> first ORDER BY event_no"""
+        ).fetchall()
+        if not rows:
+            return
+        self.stats.duplicates = len(rows)
+        for r, event_no, first, ph, name, cat, ts, dur, pid, tid in rows:
+            self.ctx.skip(event_no, f"duplicate of event {first}", _event_text(ph, name, cat, ts, dur, pid, tid))
+        tbl = pa.table({"r": pa.array([r[0] for r in rows], pa.int64()),
+                        "p": pa.array([f"duplicate of event {r[2]}" for r in rows], pa.string())})
+        create_arrow_table(con, "_dups", tbl)
+        con.execute("UPDATE _ev SET problem = _dups.p FROM _dups WHERE _ev.r = _dups.r")
+        con.execute("DROP TABLE _dups")
+
+    # ------------------------------------------------------------------ matching
+    def _match_begin_end(self, dur, end_r, skip) -> None:
+        rows = self.con.execute(
+            """SELECT r, ph, pid, tid, name, ts_ns, event_no, cat FROM _ev
+               WHERE ph IN ('B', 'E') AND problem IS NULL ORDER BY r"""
+        ).fetchall()
+        stacks: dict = {}
+        for r, ph, pid, tid, name, ts, event_no, cat in rows:
+            key = (pid, tid)
+            st = stacks.get(key)
+            if ph == "B":
+                if st is None:
+                    st = stacks[key] = []
+                st.append((name, r, ts))
+                continue
+            k = _innermost(st, name)
+            if k < 0:
+                self.stats.unmatched_e += 1
+                skip[r] = True
+                self.ctx.skip(event_no, f"unmatched E: no open B named {name!r} on pid {pid} tid {tid}",
+                              _event_text("E", name, cat, ts and te.ns_to_us_text(ts), None, pid, tid))
+                continue
+            bname, br, bts = st.pop(k)
+            if ts < bts:
+                self.stats.negative_durations += 1
+                skip[r] = True
+                skip[br] = True
+                self.ctx.skip(event_no, f"E before its B (event {self.event_no[br]}): negative duration",
+                              _event_text("E", name, cat, te.ns_to_us_text(ts), None, pid, tid))
+                self.ctx.skip(int(self.event_no[br]), f"B ends before it begins (E is event {event_no})",
+                              _event_text("B", bname, cat, te.ns_to_us_text(bts), None, pid, tid))
+                continue
+            dur[br] = ts - bts
+            end_r[br] = r
+        self.stats.unclosed_b = sum(len(s) for s in stacks.values())
+
+    def _match_async(self, dur, end_r, skip, async_op) -> None:
+        rows = self.con.execute(
+            """SELECT r, ph, pid, cat, id, name, ts_ns, event_no, tid FROM _ev
+               WHERE ph IN ('b', 'e', 'S', 'F') AND problem IS NULL ORDER BY r"""
+        ).fetchall()
+        if not rows:
+            return
+        stacks: dict = {}
+        for r, ph, pid, cat, id_, name, ts, event_no, tid in rows:
+            key = (pid, cat, id_)
+            st = stacks.get(key)
+            if ph in te.ASYNC_BEGIN:
+                if st is None:
+                    st = stacks[key] = []
+                st.append((name, r, ts))
+                continue
+            k = _innermost(st, name)
+            if k < 0:
+                self.stats.async_unmatched_e += 1
+                skip[r] = True
+                self.ctx.skip(event_no, f"unmatched async end: no open begin for id {id_} cat {cat!r} name {name!r}",
+                              _event_text(ph, name, cat, te.ns_to_us_text(ts), None, pid, tid))
+                continue
+            bname, br, bts = st.pop(k)
+            if ts < bts:
+                self.stats.negative_durations += 1
+                skip[r] = True
+                skip[br] = True
+                self.ctx.skip(event_no, "async end before its begin: negative duration",
+                              _event_text(ph, name, cat, te.ns_to_us_text(ts), None, pid, tid))
+                self.ctx.skip(int(self.event_no[br]), "async begin after its end",
+                              _event_text("b", bname, cat, te.ns_to_us_text(bts), None, pid, tid))
+                continue
+            dur[br] = ts - bts
+            end_r[br] = r
+        self.stats.async_unclosed_b = sum(len(s) for s in stacks.values())
+        # MXNet custom-operator tasks: operators when they have no synchronous recording
+        cats = te.ASYNC_OP_CATEGORIES
+        cand = self.con.execute(
+            f"""SELECT r, name FROM _ev WHERE ph IN ('b', 'S') AND problem IS NULL
+                AND cat IN ({te._sql_list(cats)})"""
+        ).fetchall()
+        if cand:
+            sync = {r[0] for r in self.con.execute(
+                "SELECT DISTINCT name FROM _ev WHERE role = 'op' AND problem IS NULL").fetchall()}
+            for r, name in cand:
+                if name not in sync and dur[r] != np.iinfo(np.int64).min and not skip[r]:
+                    async_op[r] = True
+
+
+def _innermost(stack, name) -> int:
+    """Index of the innermost open begin named ``name`` in ``stack`` (of any name when
+    ``name`` is None), or -1: an end closes the innermost open begin of its name."""
+    if not stack:
+        return -1
+    if name is None:
+        return len(stack) - 1
+    for j in range(len(stack) - 1, -1, -1):
+        if stack[j][0] == name:
+            return j
+    return -1
+
+
+def _event_text(ph, name, cat, ts, dur, pid, tid) -> str:
+    parts = [f'"ph": {_js(ph)}']
+    if name is not None:
+        parts.append(f'"name": {_js(name)}')
+    if cat is not None:
+        parts.append(f'"cat": {_js(cat)}')
+    if ts is not None:
+        parts.append(f'"ts": {ts}')
+    if dur is not None:
+        parts.append(f'"dur": {dur}')
+    if pid is not None:
+        parts.append(f'"pid": {pid if str(pid).lstrip("-").isdigit() else _js(pid)}')
+    if tid is not None:
+        parts.append(f'"tid": {tid if str(tid).lstrip("-").isdigit() else _js(tid)}')
+    return "{" + ", ".join(parts) + "}"
+
+
+def _js(v) -> str:
+    return json.dumps(v, ensure_ascii=False)

@@ -1,0 +1,97 @@
+"""The span engine: ``_ev`` (see :func:`~loganalyze.importers.trace_load.ev_select_sql`) ->
+``trace_events`` and companions, in steps kept in their own modules: matching
+(:mod:`.trace_matching`), nesting (:mod:`.trace_nesting`) and the tables written
+(:mod:`.trace_tables`).  The trace JSON and CNTK detail importers feed it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..grammars import trace_event as te
+from .base import IngestContext
+from .trace_matching import MatchingSteps, SpanStats
+from .trace_nesting import NestingSteps
+from .trace_tables import TableSteps
+from .trace_workspace import Workspace
+
+
+class NeedsExactReader(Exception):
+    """Fractional times too large for DuckDB's double-based number reading."""
+
+
+class SpanEngine(MatchingSteps, NestingSteps, TableSteps):
+    """``_ev`` (see :func:`ev_select_sql`) -> ``trace_events`` and companions.
+
+    ``keys`` (top-level keys of the file) lets the flavour be re-checked against the
+    categories actually seen; None keeps ``flavour`` as given."""
+
+    def __init__(self, ctx: IngestContext, ws: Workspace, flavour: str, check_precision: bool,
+                 keys: list | None = None):
+        self.ctx = ctx
+        self.keys = keys
+        self.ws = ws
+        self.con = ws.con
+        self.main = ctx.con
+        self.sid = ctx.source_id
+        self.flavour = flavour
+        self.check_precision = check_precision
+        self.stats = SpanStats()
+
+    # ------------------------------------------------------------------ main
+    def run(self) -> SpanStats:
+        con = self.con
+        self._check_ev()
+        m = con.execute("SELECT count(*) FROM _ev").fetchall()[0][0]
+        self.m = m
+        self._report_problems()
+        self._find_duplicates()
+        ev_no = self._col("SELECT event_no FROM _ev ORDER BY r", np.int64)
+        self.event_no = ev_no
+        skip = np.zeros(m, dtype=bool)
+        problem_r = self._col("SELECT r FROM _ev WHERE problem IS NOT NULL", np.int64)
+        skip[problem_r] = True
+        dur = np.full(m, np.iinfo(np.int64).min, dtype=np.int64)  # min = unknown
+        end_r = np.full(m, -1, dtype=np.int64)
+        async_op = np.zeros(m, dtype=bool)
+        self._match_begin_end(dur, end_r, skip)
+        self._match_async(dur, end_r, skip, async_op)
+        spans = self._spans(dur, async_op)
+        bound = self._bind_flows(spans)
+        launch_r, op_r, launch_gpu = self._gpu_links(spans, bound)
+        parent, depth, self_ns, gpu_self, gpu_total = self._sweep(spans, launch_gpu, launch_r, op_r)
+        self._insert(skip, dur, end_r, async_op, parent, depth, self_ns, gpu_self, gpu_total, launch_r, op_r, bound)
+        self._derived()
+        self.ws.publish()
+        st = self.stats
+        st.parsed = self.main.execute("SELECT count(*) FROM trace_events WHERE source_id = ?", [self.sid]).fetchall()[0][0]
+        return st
+
+    def _col(self, sql: str, dtype, params=None) -> np.ndarray:
+        arr = self.con.execute(sql, params or []).fetchnumpy()
+        col = next(iter(arr.values()))
+        if hasattr(col, "filled"):
+            col = col.filled(-1)
+        return np.asarray(col, dtype=dtype)
+
+    # ------------------------------------------------------------------ _ev
+    def _check_ev(self) -> None:
+        """The role rule used at load time assumed a flavour; if the categories seen say
+        otherwise, the roles are recomputed.  Fractional times beyond double precision
+        (DuckDB path only) need the exact reader."""
+        con = self.con
+        cats = [r[0] for r in con.execute("SELECT DISTINCT cat FROM _ev WHERE cat IS NOT NULL LIMIT 1000").fetchall()]
+        self.stats.categories = sorted(cats)
+        if self.keys is not None:
+            flavour = te.detect_flavour(self.keys, cats)
+            if flavour != self.flavour:
+                self.flavour = flavour
+                con.execute(f"UPDATE _ev SET role = {te.role_sql(flavour)} WHERE ph IN ('X', 'B')")
+        if self.check_precision:
+            lim = te.EXACT_FRACTIONAL_US_LIMIT
+            bad = con.execute(
+                f"""SELECT count(*) FROM _ev WHERE
+                    ({te.is_fractional_sql('ts_text')} AND abs(try_cast(ts_text AS DOUBLE)) >= {lim})
+                 OR ({te.is_fractional_sql('dur_text')} AND abs(try_cast(dur_text AS DOUBLE)) >= {lim})"""
+            ).fetchall()[0][0]
+            if bad:
+                raise NeedsExactReader()

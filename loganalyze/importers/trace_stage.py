@@ -1,0 +1,213 @@
+"""Reading a trace-event file up to DuckDB: where the event array starts (and which flavour
+its first categories suggest), and the staging of exactly that array for ``read_json``.
+
+Bytes come from the one reader, :meth:`loganalyze.inputs.InputFile.chunks`; a damaged
+gzip stream ends where it stops being readable, and the array is closed after the last
+complete element.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+from dataclasses import dataclass
+
+from ..grammars import trace_container as tc
+from ..inputs import InputError, InputFile
+
+READ_BLOCK = 4 << 20
+#: bytes held back at the end of the stream to find where the event array ends
+TAIL_WINDOW = 4 << 20
+_CAT_RE = re.compile(rb'"cat"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+def find_prefix(file: InputFile) -> tc.Prefix:
+    """Where the event array starts (reads more of the head while it cannot tell)."""
+    limit = 1 << 16
+    while True:
+        head, complete = file.head_and_complete(limit)
+        try:
+            prefix = tc.scan_prefix(head, complete)
+        except tc.ContainerError as exc:
+            if file.damage and not head:
+                raise InputError(f"{file.path}: {file.damage}") from None
+            raise InputError(f"{file.path}: {exc}") from None
+        if prefix is not None:
+            return prefix
+        if complete or limit >= 256 << 20:
+            raise InputError(f"{file.path}: no trace-event array found in the first {limit >> 20} MiB")
+        limit *= 8
+
+
+def head_categories(file: InputFile, prefix: tc.Prefix, limit: int = 4 << 20) -> list[str]:
+    """The categories named in the first MiBs of the event array (to choose the flavour
+    before the events are read; the full set is checked afterwards)."""
+    parts, n = [], 0
+    gen = file.chunks(min(limit, READ_BLOCK), offset=prefix.events_at, hash_bytes=False)
+    for chunk in gen:
+        parts.append(chunk)
+        n += len(chunk)
+        if n >= limit:
+            break
+    gen.close()
+    data = b"".join(parts)[:limit]
+    return sorted({m.group(1).decode("utf-8", "replace") for m in _CAT_RE.finditer(data)})
+
+
+# =========================================================================== staging
+@dataclass
+class StageResult:
+    tail: tc.Tail | None = None
+    error: BaseException | None = None
+    written: int = 0
+
+
+class Stage:
+    """Hands DuckDB the event array cut from ``[`` to ``]`` (a ``]`` is added when the file
+    was cut off).
+
+    - Uncompressed files: the end is found by reading the last bytes, and the array is
+      copied into a temp file inside the kernel (``copy_file_range``) while the file's
+      sha256 is computed on a helper thread; DuckDB then parses the copy in parallel.
+    - gzip files: a writer thread decompresses into a FIFO that DuckDB reads while the
+      bytes are produced, holding back the last few MiB until the end is known (a temp file
+      when FIFOs are not available, or with ``LOGANALYZE_TRACE_STAGING=file``).
+    """
+
+    def __init__(self, file: InputFile, prefix: tc.Prefix, progress, directory: str):
+        self.file = file
+        self.prefix = prefix
+        self.progress = progress
+        self.result = StageResult()
+        self.path = os.path.join(directory, "events.json")
+        mode = os.environ.get("LOGANALYZE_TRACE_STAGING", "auto")
+        self.copy = file.compression is None and mode in ("auto", "copy")
+        self.fifo = not self.copy and mode in ("auto", "fifo") and hasattr(os, "mkfifo")
+        self._thread: threading.Thread | None = None
+        if self.fifo:
+            try:
+                os.mkfifo(self.path)
+            except OSError:
+                self.fifo = False
+
+    def start(self) -> None:
+        if self.copy:
+            self._copy()
+        elif self.fifo:
+            self._thread = threading.Thread(target=self._run, name="loganalyze-trace-stage", daemon=True)
+            self._thread.start()
+        else:
+            self._run()
+
+    def _copy(self) -> None:
+        file = self.file
+        if not file.has_sha256:
+            self._thread = threading.Thread(target=self._hash, name="loganalyze-trace-hash", daemon=True)
+            self._thread.start()
+        prefix = self.prefix
+        try:
+            with open(file.local_path, "rb") as src:
+                size = os.fstat(src.fileno()).st_size
+                tail_at = max(prefix.events_at, size - TAIL_WINDOW)
+                src.seek(tail_at)
+                tail = tc.scan_tail(src.read(), tail_at, prefix.container, prefix.events_at)
+                self.result.tail = tail
+                if tail.status not in ("complete", "truncated"):
+                    return
+                with open(self.path, "wb") as out:
+                    _copy_range(src, out, prefix.events_at, tail.events_end - prefix.events_at)
+                    out.write(b"\n]")
+                    self.result.written = tail.events_end - prefix.events_at
+        except OSError as exc:
+            self.result.error = InputError(f"{file.path}: cannot read: {exc.strerror or exc}")
+
+    def _hash(self) -> None:
+        h = hashlib.sha256()
+        try:
+            with open(self.file.local_path, "rb") as f:
+                while block := f.read(READ_BLOCK):
+                    h.update(block)
+            self.file.sha256 = h.hexdigest()
+        except OSError as exc:
+            self.result.error = InputError(f"{self.file.path}: cannot read: {exc.strerror or exc}")
+
+    def _run(self) -> None:
+        try:
+            with open(self.path, "wb") as out:
+                self._write(out)
+        except BrokenPipeError:
+            pass
+        except BaseException as exc:  # reported by finish()
+            self.result.error = exc
+
+    def _write(self, out) -> None:
+        prefix = self.prefix
+        held = bytearray()
+        held_at = prefix.events_at  # absolute offset of held[0]
+        for chunk in self.file.chunks(READ_BLOCK, offset=prefix.events_at, progress=self.progress):
+            held += chunk
+            if len(held) > 2 * TAIL_WINDOW:
+                cut = len(held) - TAIL_WINDOW
+                out.write(held[:cut])
+                self.result.written += cut
+                del held[:cut]
+                held_at += cut
+        tail = tc.scan_tail(bytes(held), held_at, prefix.container, prefix.events_at)
+        self.result.tail = tail
+        if tail.status in ("complete", "truncated"):
+            keep = tail.events_end - held_at
+            out.write(held[:keep])
+            self.result.written += keep
+        out.write(b"\n]")
+
+    def finish(self) -> StageResult:
+        """Wait for the helper thread; when DuckDB stopped reading a FIFO early, drain it."""
+        if self._thread is not None:
+            while self.fifo and self._thread.is_alive():
+                try:
+                    fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)
+                except OSError:
+                    break
+                try:
+                    while self._thread.is_alive():
+                        try:
+                            if not os.read(fd, 1 << 20):
+                                self._thread.join(0.01)
+                        except BlockingIOError:
+                            self._thread.join(0.01)
+                finally:
+                    os.close(fd)
+            self._thread.join()
+        return self.result
+
+    def cleanup(self) -> None:
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
+
+
+def _copy_range(src, out, offset: int, count: int) -> None:
+    """``count`` bytes of ``src`` from ``offset`` to the end of ``out``, in the kernel when it can."""
+    done = 0
+    try:
+        while done < count:
+            n = os.copy_file_range(src.fileno(), out.fileno(), count - done, offset + done)
+            if n == 0:
+                break
+            done += n
+        out.seek(0, os.SEEK_END)
+        if done == count:
+            return
+    except (AttributeError, OSError):
+        pass
+    src.seek(offset + done)
+    out.seek(0, os.SEEK_END)
+    left = count - done
+    while left > 0:
+        block = src.read(min(READ_BLOCK, left))
+        if not block:
+            break
+        out.write(block)
+        left -= len(block)

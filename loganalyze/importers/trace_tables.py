@@ -1,0 +1,154 @@
+"""The last steps of the span engine: ``trace_events`` and what is derived from it
+(``trace_counters``, ``trace_flows``, and the shared GPU tables ``gpu_kernels``,
+``gpu_memops``, ``gpu_api_calls``), and the ``trace_files`` row of a source."""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from ..grammars import trace_event as te
+from ..grammars.cuda_api import base_api_name_sql
+from .base import IngestContext, RowBuffer, create_arrow_table, sql_string
+from .trace_matching import SpanStats
+
+
+class TableSteps:
+    """Mixed into :class:`~loganalyze.importers.trace_spans.SpanEngine` (uses its ``con``,
+    ``ws``, ``sid``, ``m``, ``event_no`` and the nesting results)."""
+
+    def _insert(self, skip, dur, end_r, async_op, parent, depth, self_ns, gpu_self, gpu_total,
+                launch_r, op_r, bound) -> None:
+        m = self.m
+        ev = self.event_no
+        unknown = np.iinfo(np.int64).min
+
+        def ev_of(rr):
+            out = np.where(rr >= 0, ev[np.clip(rr, 0, max(m - 1, 0))], 0)
+            return pa.array(out, pa.int64(), mask=rr < 0)
+
+        is_op = np.zeros(m, dtype=bool)
+        is_op[self._op_rows] = True
+        has_depth = depth >= 0
+        res = pa.table({
+            "x_r": pa.array(np.arange(m, dtype=np.int64)),  # the row number r of _ev
+            "x_skip": pa.array(skip),
+            "x_dur": pa.array(dur, pa.int64(), mask=dur == unknown),
+            "x_end_event": ev_of(end_r),
+            "x_async_op": pa.array(async_op),
+            "x_parent": ev_of(parent),
+            "x_depth": pa.array(np.where(has_depth, depth, 0), pa.int32(), mask=~has_depth),
+            "x_self": pa.array(self_ns, pa.int64(), mask=~is_op),
+            "x_gpu_self": pa.array(gpu_self, pa.int64(), mask=~is_op),
+            "x_gpu_total": pa.array(gpu_total, pa.int64(), mask=~is_op),
+            "x_launch": ev_of(launch_r),
+            "x_op": ev_of(op_r),
+            "x_bound": ev_of(bound),
+        })
+        con = self.con
+        create_arrow_table(con, "_res", res)
+        # a view (not a copy) the store reads once per table.  Rows are matched by position
+        # when the scan order of _ev is its row number r (checked), else joined on r.
+        positional = not con.execute("SELECT count(*) FROM _ev e POSITIONAL JOIN _res x "
+                                     "WHERE e.r IS DISTINCT FROM x.x_r").fetchall()[0][0]
+        join = "POSITIONAL JOIN {q}._res x" if positional else "JOIN {q}._res x ON e.r = x.x_r"
+        q = self.ws.qualified
+        con.execute(
+            f"""CREATE OR REPLACE VIEW _evx AS
+            SELECT CAST({int(self.sid)} AS INTEGER) AS source_id, e.event_no, e.ph,
+                   CASE WHEN x.x_async_op THEN 'op' ELSE e.role END AS role, e.cat, e.name, e.pid, e.tid,
+                   e.ts_ns, coalesce(e.dur_ns, x.x_dur) AS dur_ns, e.ts_ns + coalesce(e.dur_ns, x.x_dur) AS end_ns,
+                   x.x_depth AS depth, x.x_parent AS parent, x.x_self AS self_ns, x.x_end_event AS end_event,
+                   e.id, e.bp, e.scope, e.correlation, e.external_id, x.x_launch AS launch_event,
+                   x.x_op AS op_event, x.x_gpu_self AS gpu_self_ns, x.x_gpu_total AS gpu_total_ns, e.args,
+                   x.x_bound AS bound_event
+            FROM {q}._ev e {join.format(q=q)}
+            WHERE e.problem IS NULL AND NOT x.x_skip"""
+        )
+        self.ws.transfer("SELECT * EXCLUDE (bound_event) FROM {ws}._evx", "trace_events")
+
+    def _derived(self) -> None:
+        """Counters, flows and the shared GPU tables (columns as the Nsight/nvprof readers
+        fill them, ns), all from the finished events."""
+        con = self.con
+        ws = self.ws
+        ws.transfer(
+            """SELECT e.source_id, e.event_no, e.name, e.cat, e.pid, e.tid, e.id, e.ts_ns, j.key AS series,
+                      try_cast(j.value AS DOUBLE) AS value,
+                      CASE WHEN j.type = 'VARCHAR' THEN json_extract_string(j.value, '$')
+                           ELSE CAST(j.value AS VARCHAR) END AS value_text
+               FROM {ws}._evx e, json_each(e.args) j
+               WHERE e.ph = 'C' AND e.args IS NOT NULL""",
+            "trace_counters",
+        )
+        ws.transfer(
+            """SELECT any_value(source_id) AS source_id, cat, id, any_value(name) AS name,
+                      arg_min(event_no, ts_ns) FILTER (WHERE ph = 's') AS start_event,
+                      arg_max(event_no, ts_ns) FILTER (WHERE ph = 'f') AS end_event,
+                      count(*) FILTER (WHERE ph = 't') AS steps,
+                      min(ts_ns) FILTER (WHERE ph = 's') AS start_ts_ns, max(ts_ns) FILTER (WHERE ph = 'f') AS end_ts_ns,
+                      arg_min(bound_event, ts_ns) FILTER (WHERE ph = 's') AS from_event,
+                      arg_max(bound_event, ts_ns) FILTER (WHERE ph = 'f') AS to_event
+               FROM {ws}._evx WHERE ph IN ('s', 't', 'f') GROUP BY cat, id""",
+            "trace_flows",
+        )
+        names = [r[0] for r in con.execute("SELECT DISTINCT name FROM _evx WHERE role = 'kernel'").fetchall()]
+        create_arrow_table(con, "_kshort", pa.table({
+            "kname": pa.array(names, pa.string()),
+            "kshort": pa.array([te.kernel_short_name(n) for n in names], pa.string())}))
+        ws.transfer(
+            """SELECT e.source_id, e.row_no, e.name, e.name AS demangled, k.kshort AS short_name,
+                      e.start_ns, e.end_ns, e.duration_ns,
+                      try_cast(v[1] AS INTEGER) AS device, try_cast(v[2] AS BIGINT) AS context,
+                      try_cast(v[3] AS BIGINT) AS stream,
+                      try_cast(v[4] AS INTEGER) AS grid_x, try_cast(v[5] AS INTEGER) AS grid_y,
+                      try_cast(v[6] AS INTEGER) AS grid_z, try_cast(v[7] AS INTEGER) AS block_x,
+                      try_cast(v[8] AS INTEGER) AS block_y, try_cast(v[9] AS INTEGER) AS block_z,
+                      try_cast(v[10] AS INTEGER) AS registers,
+                      e.correlation_id, try_cast(e.pid AS BIGINT) AS pid,
+                      try_cast(e.tid AS BIGINT) AS tid, 'trace_events' AS origin
+               FROM (SELECT source_id, event_no AS row_no, name, ts_ns AS start_ns, end_ns, dur_ns AS duration_ns,
+                            correlation AS correlation_id, pid, tid,
+                            json_extract_string(args, ['$.device', '$.context', '$.stream', '$.grid[0]', '$.grid[1]',
+                                '$.grid[2]', '$.block[0]', '$.block[1]', '$.block[2]',
+                                '$."registers per thread"']) AS v
+                     FROM {ws}._evx WHERE role = 'kernel') e
+               LEFT JOIN {ws}._kshort k ON k.kname = e.name""",
+            "gpu_kernels",
+        )
+        ws.transfer(
+            """SELECT source_id, event_no AS row_no, CASE WHEN role = 'memcpy' THEN 'memcpy' ELSE 'memset' END AS op,
+                      CASE WHEN role = 'memcpy' THEN nullif(regexp_extract(name, """ + sql_string(te.MEMCPY_KIND_PATTERN)
+            + """, 1), '') END AS kind,
+                      name, try_cast(json_extract_string(args, '$.bytes') AS BIGINT) AS bytes,
+                      ts_ns AS start_ns, end_ns, dur_ns AS duration_ns,
+                      try_cast(json_extract_string(args, '$.device') AS INTEGER) AS device,
+                      try_cast(json_extract_string(args, '$.context') AS BIGINT) AS context,
+                      try_cast(json_extract_string(args, '$.stream') AS BIGINT) AS stream,
+                      correlation AS correlation_id, try_cast(pid AS BIGINT) AS pid, try_cast(tid AS BIGINT) AS tid,
+                      'trace_events' AS origin
+               FROM {ws}._evx WHERE role IN ('memcpy', 'memset')""",
+            "gpu_memops",
+        )
+        ws.transfer(
+            """SELECT source_id, event_no AS row_no,
+                      CASE WHEN ends_with(cat, '_driver') THEN 'driver' ELSE 'runtime' END AS api,
+                      name, """ + base_api_name_sql("name") + """ AS base_name, ts_ns AS start_ns, end_ns,
+                      dur_ns AS duration_ns, correlation AS correlation_id,
+                      try_cast(pid AS BIGINT) AS pid, try_cast(tid AS BIGINT) AS tid,
+                      try_cast(json_extract_string(args, '$.cbid') AS INTEGER) AS cbid, 'trace_events' AS origin
+               FROM {ws}._evx WHERE role = 'launch'""",
+            "gpu_api_calls",
+        )
+        con.execute("DROP TABLE IF EXISTS _thr")
+
+
+#: the trace_files counters taken from :class:`SpanStats`
+TRACE_FILE_COUNTS = ("unmatched_e", "unclosed_b", "async_unmatched_e", "async_unclosed_b", "improper_nesting",
+                     "duplicates", "negative_durations")
+
+
+def insert_trace_file(ctx: IngestContext, stats: SpanStats, **fields) -> None:
+    """The ``trace_files`` row of one source (fields by column name; counts from ``stats``)."""
+    row = RowBuffer(ctx, "trace_files", list(fields) + list(TRACE_FILE_COUNTS))
+    row.add(**fields, **{name: getattr(stats, name) for name in TRACE_FILE_COUNTS})
+    row.flush()

@@ -1,0 +1,150 @@
+"""The input layer: standard input, the one byte reader's policy for damaged gzip, and the
+one line splitter's rules."""
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import sys
+import tempfile
+
+import pytest
+
+from loganalyze.inputs import STDIN, InputFile, expand_paths
+from loganalyze.lines import LineStats, iter_line_batches, iter_lines
+
+GOOD = [
+    "dnnl_verbose,info,oneDNN v1.7.0 (commit 7aed236906b1f7a05c0917e5257a1af05e9ff683)",
+    "dnnl_verbose,exec,cpu,reorder,jit:uni,undef,src_f32::blocked:abcd:f0 dst_f32::blocked:aBcd8b:f0,,,2x16x7x7,0.5",
+    "dnnl_verbose,exec,cpu,reorder,jit:uni,undef,src_f32::blocked:abcd:f0 dst_f32::blocked:aBcd8b:f0,,,2x16x7x7,0.25",
+]
+LOG = ("\n".join(GOOD) + "\n").encode()
+
+
+@pytest.fixture
+def stdin_bytes(monkeypatch, tmp_path):
+    """``stdin_bytes(data)`` makes standard input hold ``data``; temporary files go to a
+    folder of their own (returned) so that the test can see them go away."""
+    spool = tmp_path / "tmp"
+    spool.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spool))
+
+    def set_input(data: bytes):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+        return spool
+
+    return set_input
+
+
+# --------------------------------------------------------------------------- standard input
+def test_dash_passes_through_expand_paths(tmp_path):
+    (tmp_path / "a.log").write_bytes(LOG)
+    assert [c.path for c in expand_paths(["-", str(tmp_path / "a.log"), "-"])] == ["-", str(tmp_path / "a.log")]
+    assert expand_paths(["-"])[0].error is None
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_stdin_is_ingested_as_a_source_named_stdin(stdin_bytes, ingest_files, query, compress):
+    spool = stdin_bytes(gzip.compress(LOG) if compress else LOG)
+    (res,) = ingest_files(["-"], run_label="nightly")
+    assert res.status == "ingested", res.message
+    assert query("SELECT path, name, run_label, lines_parsed, compression FROM sources") == [
+        ("-", "<stdin>", "nightly", 3, "gzip" if compress else None)]
+    assert query("SELECT count(*) FROM onednn_events")[0][0] == 3
+    assert list(spool.iterdir()) == []  # the spooled copy is gone
+
+
+def test_stdin_spool_is_removed_when_the_input_fails(stdin_bytes, ingest_files, query):
+    spool = stdin_bytes(b"nothing of interest\n")
+    (res,) = ingest_files(["-"])
+    assert res.status == "error" and res.message.startswith("<stdin>: ")
+    assert list(spool.iterdir()) == []
+
+
+def test_empty_stdin(stdin_bytes, ingest_files):
+    spool = stdin_bytes(b"")
+    (res,) = ingest_files(["-"])
+    assert res.status == "error" and "empty" in res.message
+    assert list(spool.iterdir()) == []
+
+
+def test_stdin_twice_is_a_duplicate_of_the_same_bytes(stdin_bytes, ingest_files):
+    stdin_bytes(LOG)
+    ingest_files(["-"])
+    stdin_bytes(LOG)
+    (res,) = ingest_files(["-"])
+    assert res.status == "duplicate"
+
+
+def test_input_file_close_removes_the_spool(stdin_bytes):
+    spool = stdin_bytes(LOG)
+    with InputFile(STDIN) as f:
+        assert f.path == "<stdin>" and f.source_path == "-" and b"".join(f.chunks()) == LOG
+        assert len(list(spool.iterdir())) == 1
+    assert list(spool.iterdir()) == []
+
+
+# --------------------------------------------------------------------------- damaged gzip
+def test_cut_json_gz_keeps_complete_events_and_is_flagged(tmp_path, ingest_files, query):
+    events = [{"ph": "X", "cat": "cpu_op", "name": f"op{i % 3}", "pid": 1, "tid": 1, "ts": i * 10, "dur": 5}
+              for i in range(20000)]
+    data = gzip.compress(json.dumps({"traceEvents": events}).encode(), mtime=0)
+    p = tmp_path / "cut.json.gz"
+    p.write_bytes(data[: len(data) * 2 // 3])
+    (res,) = ingest_files([p])
+    assert res.status == "ingested", res.message
+    n = query("SELECT count(*) FROM trace_events")[0][0]
+    assert 0 < n < len(events)
+    assert query("SELECT truncated FROM sources") == [(True,)]
+    assert [w for w in res.warnings if "partial data" in w and "gzip stream is cut off" in w
+            and f"the {n} complete trace event(s)" in w]
+
+
+def test_cut_text_table_gz_keeps_complete_lines_and_is_flagged(tmp_path, ingest_files, query):
+    rows = "\n".join(f"conv{i}            {i + 1}         {i * 2.5:.4f}          1.0000          "
+                     f"2.0000          {i * 2.5 / (i + 1):.4f}" for i in range(3000))
+    text = ("Profile Statistics:\n\tNote the difference in units for different entries.\n"
+            "Device Storage\n=================\nName                          Total Count        "
+            "Time (ms)    Min Time (ms)    Max Time (ms)    Avg Time (ms)\n"
+            "----                          -----------        ---------    -------------    "
+            "-------------    -------------\n" + rows + "\n")
+    data = gzip.compress(text.encode(), mtime=0)
+    p = tmp_path / "profile.txt.gz"
+    p.write_bytes(data[: len(data) // 2])
+    (res,) = ingest_files([p])
+    assert res.status == "ingested", res.message
+    assert query("SELECT truncated FROM sources") == [(True,)]
+    assert any("partial data" in w for w in res.warnings)
+
+
+# --------------------------------------------------------------------------- the line splitter
+def _file(tmp_path, data: bytes) -> InputFile:
+    p = tmp_path / "x.log"
+    p.write_bytes(data)
+    return InputFile(str(p))
+
+
+def test_line_rules_in_both_forms(tmp_path):
+    data = b"\xef\xbb\xbfone\r\ntwo\rstill two\n\nbad \xff\nlast"
+    f = _file(tmp_path, data)
+    stats = LineStats()
+    assert list(iter_lines(f, stats)) == [(1, "one"), (2, "two\rstill two"), (3, ""), (4, "bad \ufffd"), (5, "last")]
+    assert (stats.lines, stats.crlf, stats.ends_with_newline) == (5, 1, False)
+    stats2 = LineStats()
+    batches = list(iter_line_batches(f, stats2))
+    values = [v for b in batches for v in b.table.column("line").to_pylist()]
+    assert values == ["one\r\n", "two\rstill two\n", "\n", "\n", "last\n"]
+    assert [(n, r) for b in batches for n, r, _ in b.rejected] == [(4, "invalid UTF-8")]
+    assert (stats2.lines, stats2.crlf, stats2.ends_with_newline) == (5, 1, False)
+
+
+def test_cut_line_of_damaged_gzip_is_rejected(tmp_path):
+    data = gzip.compress(b"".join(b"line %d\n" % i for i in range(100000)), mtime=0)
+    p = tmp_path / "x.log.gz"
+    p.write_bytes(data[: len(data) // 2])
+    f = InputFile(str(p))
+    cut = []
+    lines = list(iter_lines(f, LineStats(), on_cut=lambda n, raw: cut.append((n, raw))))
+    assert f.truncated and "cut off" in f.damage
+    assert lines[-1][0] + 1 == cut[0][0] and not cut[0][1].endswith(b"\n")
+    assert all(text == f"line {n - 1}" for n, text in lines)

@@ -1,0 +1,57 @@
+"""SIGINT and SIGTERM during an ingest: the file in progress is rolled back, nothing further is
+read, one line says what was ingested and what was not, exit 130 / 143, no traceback."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import loganalyze
+
+SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+LINE = ("onednn_verbose,v1,primitive,exec,cpu,convolution,jit:avx2,forward_training,src:f32::blocked:abcd::f0 "
+        "wei:f32::blocked:abcd::f0 dst:f32::blocked:abcd::f0,,alg:convolution_direct,"
+        "mb2_ic16oc16_ih7oh7kh5sh1dh0ph2_iw7ow7kw5sw1dw0pw2,{}\n")
+
+
+@pytest.fixture(scope="module")
+def big_log(tmp_path_factory) -> Path:
+    """A log that takes a few seconds to ingest (about 120 MB)."""
+    p = tmp_path_factory.mktemp("big") / "big.log"
+    with open(p, "w") as f:
+        block = "".join(LINE.format(f"0.{i % 997:03d}") for i in range(10_000))
+        for _ in range(60):
+            f.write(block)
+    return p
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_signal_rolls_back_the_file_in_progress(tmp_path, big_log, sig, code):
+    db = tmp_path / "i.duckdb"
+    first = SAMPLES / "onednn" / "mkldnn_v0_style.log"
+    last = SAMPLES / "onednn" / "dnnl_v1_style.log"
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([sys.executable, "-m", "loganalyze", "ingest", "--db", str(db), str(first),
+                             str(big_log), str(last)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+    assert proc.stdout.readline().startswith(f"ingested {first}")
+    time.sleep(0.8)  # well inside the big file
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == code, err
+    assert "Traceback" not in err and err.strip().splitlines()[-1] == (
+        f"interrupted: 1 file(s) ingested before it; {big_log} was rolled back (nothing of it stored); "
+        "1 more file(s) not read")
+    with loganalyze.connect(str(db), read_only=True) as d:
+        assert d.sources()["name"].tolist() == ["mkldnn_v0_style.log"]
+        counts = d.sql("SELECT (SELECT count(*) FROM onednn_events) AS e, (SELECT count(*) FROM skipped_lines) AS s")
+        assert counts.to_dict("records") == [{"e": 20, "s": 0}]
+    # a completing re-run ingests the rest
+    res = subprocess.run([sys.executable, "-m", "loganalyze", "ingest", "-q", "--db", str(db), str(first),
+                          str(last)], capture_output=True, text=True)
+    assert res.returncode == 0 and res.stderr == ""
