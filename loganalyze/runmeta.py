@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+from datetime import datetime, timezone
 from typing import Mapping
 
 #: environment variables CI systems set, first found wins
@@ -69,6 +70,11 @@ def detect_branch() -> str | None:
     return None if branch == "HEAD" else branch
 
 
+def _utc_now() -> datetime:
+    """Now in UTC, as the naive timestamp the ``runs`` columns hold."""
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
 def record(con, label: str | None, commit: str | None = None, branch: str | None = None,
            tags: Mapping[str, str] | None = None) -> None:
     """Create or update the ``runs`` row of ``label`` (nothing for an unlabelled ingest).
@@ -86,8 +92,8 @@ def record(con, label: str | None, commit: str | None = None, branch: str | None
         keys = sorted(tags or {})
         con.execute(
             "INSERT INTO runs (run_label, first_ingest_at, last_ingest_at, host, git_commit, git_branch, tags) "
-            "VALUES (?, now()::TIMESTAMP, now()::TIMESTAMP, ?, ?, ?, MAP(?::VARCHAR[], ?::VARCHAR[]))",
-            [label, socket.gethostname(), commit or detect_commit(), branch or detect_branch(),
+            "VALUES (?, ?, ?, ?, ?, ?, MAP(?::VARCHAR[], ?::VARCHAR[]))",
+            [label, _utc_now(), _utc_now(), socket.gethostname(), commit or detect_commit(), branch or detect_branch(),
              keys, [tags[k] for k in keys]],
         )
         return
@@ -95,9 +101,9 @@ def record(con, label: str | None, commit: str | None = None, branch: str | None
     merged.update(tags or {})
     keys = sorted(merged)
     con.execute(
-        "UPDATE runs SET last_ingest_at = now()::TIMESTAMP, git_commit = coalesce(?, git_commit), "
+        "UPDATE runs SET last_ingest_at = ?, git_commit = coalesce(?, git_commit), "
         "git_branch = coalesce(?, git_branch), tags = MAP(?::VARCHAR[], ?::VARCHAR[]) WHERE run_label = ?",
-        [commit, branch, keys, [merged[k] for k in keys], label],
+        [_utc_now(), commit, branch, keys, [merged[k] for k in keys], label],
     )
 
 
@@ -105,8 +111,8 @@ def record_verdict(con, label: str, verdict: str, baseline: str | None) -> None:
     """Store the verdict (pass, warn, fail) of a check with ``label`` as the candidate."""
     record(con, label)
     con.execute(
-        "UPDATE runs SET verdict = ?, checked_against = ?, checked_at = now()::TIMESTAMP WHERE run_label = ?",
-        [verdict, baseline, label],
+        "UPDATE runs SET verdict = ?, checked_against = ?, checked_at = ? WHERE run_label = ?",
+        [verdict, baseline, _utc_now(), label],
     )
 
 
