@@ -16,6 +16,8 @@ SIDE_HELP = ("a run label in --db, a database file, log files (comma-separated, 
              "into a temporary database), or @last-good / @previous / @latest")
 BY_HELP = "oneDNN item keys, comma-separated (kind, impl, prop, shape, engine, alg, dtype, mds, attrs, aux, source)"
 FAMILY_HELP = "Only these families, comma-separated: onednn, kernel, op, nvtx (default: all)"
+FAMILY_WORDS = {"onednn": "oneDNN primitive execs", "kernel": "GPU kernels", "op": "operators",
+                "nvtx": "NVTX ranges"}
 STAT_HELP = "Per-call statistic compared: mean (default; total time / calls) or median"
 
 
@@ -62,6 +64,10 @@ def _run(command: str, baseline: str, candidate: str, db: Optional[str], by: str
         except SideError as exc:
             _fail(str(exc))
         comparison = compare_mod.compare_full(base.con, cand.con, keys, families, base.runs, cand.runs, statistic)
+        for side, calls in ((base, comparison.baseline), (cand, comparison.candidate)):
+            if calls.empty:
+                what = ", ".join(FAMILY_WORDS[f] for f in families)
+                _fail(f"{side.label}: nothing to compare: no {what} (timed calls) in it")
         table = check_mod.verdicts(comparison, policy) if policy is not None else comparison.table
         trend_con = cand.con if cand.kind in ("run", "database") else base.con if base.kind in ("run", "database") \
             else None

@@ -143,3 +143,11 @@ def test_check_records_the_verdict_for_last_good(tmp_path):
         ("n1", None, None), ("n2", "fail", "n1"), ("n3", "pass", "n1")]
     r = invoke_cli("check", "@last-good", "n3", "--db", db, "--no-record")
     assert r.exit_code == 0
+
+
+def test_a_side_with_nothing_to_compare_is_an_input_error(tmp_path):
+    table_only = SAMPLES / "trace" / "torch2.13_key_averages.txt"  # aggregate tables only: no calls
+    r = invoke_cli("check", str(LOG), str(table_only))
+    assert r.exit_code == 2 and "nothing to compare" in r.stderr and "torch2.13_key_averages.txt" in r.stderr
+    r = invoke_cli("compare", str(LOG), str(LOG), "--family", "nvtx")
+    assert r.exit_code == 2 and "no NVTX ranges" in r.stderr

@@ -12,5 +12,5 @@ def render(report: Report) -> str:
     numeric = {"calls base", "calls cand", "delta µs", "delta %", "total base µs", "total cand µs", "p"}
     align = ["right" if h in numeric or h.endswith(" µs") else "left" for h in headers]
     body = tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True, colalign=align) if rows \
-        else "(no items: neither side has oneDNN primitives, GPU kernels, operators or NVTX ranges)"
+        else "(no items)"
     return f"{report.headline()}\n\n{body}\n"
