@@ -117,7 +117,7 @@ def check_cmd(
     warn: Optional[str] = typer.Option(None, "--warn", help="Warning when it grew by this much (default 5%)"),
     min_delta_us: Optional[float] = typer.Option(None, "--min-delta-us", help="Noise floor: smaller per-call changes never count (default 0.05 µs)"),
     min_count: Optional[int] = typer.Option(None, "--min-count", help="Items with fewer calls on either side never count (default 1)"),
-    alpha: Optional[float] = typer.Option(None, "--alpha", help="Significance level of the Mann-Whitney U test (default 0.05)"),
+    alpha: Optional[float] = typer.Option(None, "--alpha", help="Significance level of the signed-rank test over paired calls (default 0.05)"),
     statistic: Optional[str] = typer.Option(None, "--statistic", help=STAT_HELP),
     record: bool = typer.Option(True, "--record/--no-record", help="Store the verdict with the candidate run in --db (used by @last-good)"),
     markdown: Optional[str] = typer.Option(None, "--markdown", help="Write a Markdown report ('-': stdout)"),

@@ -15,6 +15,7 @@ def _samples(spec: dict[str, list[int]]) -> pd.DataFrame:
             for item, values in spec.items() for ns in values]
     frame = pd.DataFrame(rows, columns=["family", "item", "stratum", "run", "ns"])
     frame["ns"] = frame["ns"].astype("int64")
+    frame["seq"] = frame.groupby(["item", "stratum"]).cumcount() + 1
     return frame
 
 
@@ -54,7 +55,7 @@ def test_significance_gate_turns_noise_into_a_warning():
 
 def test_stratified_test_sees_a_uniform_slowdown_of_mixed_calls():
     base = _samples({"a": []})
-    rows = [{"family": "onednn", "item": "a", "stratum": f"s{i}", "run": "r", "ns": 10 ** (i % 4 + 2) + i}
+    rows = [{"family": "onednn", "item": "a", "stratum": f"s{i}", "run": "r", "ns": 10 ** (i % 4 + 2) + i, "seq": 1}
             for i in range(24)]
     base = pd.DataFrame(rows)
     cand = base.assign(ns=(base["ns"] * 13 // 10).astype("int64"))
@@ -110,8 +111,8 @@ def test_cli_exit_codes_and_options(tmp_path):
     db = _two_runs(tmp_path, 1.08, ("base", "cand"))
     r = invoke_cli("check", "base", "cand", "--db", db)
     assert r.exit_code == 0 and "WARN" in r.stdout, r.output
-    r = invoke_cli("check", "base", "cand", "--db", db, "--fail", "7%")  # 8 calls: +8% is not significant
-    assert r.exit_code == 0 and "not significant" in r.stdout, r.output
+    r = invoke_cli("check", "base", "cand", "--db", db, "--fail", "7%")  # all 8 calls 8% slower: significant
+    assert r.exit_code == 1 and "significant (p=0.00391)" in r.stdout, r.output
     strict = ("check", "base", "cand", "--db", db, "--fail", "7%", "--alpha", "1")
     r = invoke_cli(*strict)
     assert r.exit_code == 1 and "FAIL" in r.stdout

@@ -101,3 +101,25 @@ def test_every_corpus_onednn_log_passes_against_itself_and_noise(tmp_path):
         for other in (src, noisy):
             code, doc, r = _json_check(str(src), str(other))
             assert code == 0, (src.name, r.output)
+
+
+@pytest.mark.parametrize("src,family,limit", [
+    (SAMPLES / "onednn" / "torch2.13_onednn_v3_all.log.gz", "onednn", None),
+    (SAMPLES / "trace" / "torch2.13_cpu_train.pt.trace.json.gz", "op", 12),
+], ids=["onednn-every-kind", "trace-top-operators"])
+def test_each_item_slowed_under_noise_is_the_only_failure(tmp_path, src, family, limit):
+    """30% slower plus ±3% noise on every record: for each item in turn, exactly that item fails."""
+    from compare_helpers import memory_store
+    from loganalyze.compare import check
+
+    base = memory_store(src)
+    items = list(check.check(base.con, base.con, families=family)["item"])[:limit]
+    for n, item in enumerate(items):
+        out = tmp_path / f"{n}_{src.name}"
+        perturb(src, out, slow=item, factor=1.3, noise=0.03, seed=n)
+        cand = memory_store(out)
+        table = check.check(base.con, cand.con)
+        failed = list(zip(table[table["verdict"] == "fail"]["family"], table[table["verdict"] == "fail"]["item"]))
+        assert failed == [(family, item)], (item, failed)
+        cand.close()
+    base.close()

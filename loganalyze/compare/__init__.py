@@ -6,7 +6,7 @@ One module per job:
 - :mod:`.compare` — ``compare(baseline_con, candidate_con, by=None, families=None,
   baseline_runs=None, candidate_runs=None, statistic="mean") -> DataFrame``;
 - :mod:`.policy` — thresholds and TOML per-item overrides, ``load_policy(path=None, **options)``;
-- :mod:`.stats` — the Mann–Whitney U gate over per-call times normalised per stratum;
+- :mod:`.stats` — the significance gate: Wilcoxon signed-rank over paired calls;
 - :mod:`.check` — ``check(... , policy=None) -> DataFrame`` with verdicts, ``overall(df)``;
 - :mod:`.trend` — ``trend(con, by=None, families=None, last=None, ...) -> DataFrame``;
 - :mod:`.sides` — what a side names: ``open_side(spec, db_path) -> (con, label, runs, cleanup)``;

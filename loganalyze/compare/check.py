@@ -10,9 +10,9 @@ Per item, with the item's policy (:mod:`.policy`) and the chosen per-call statis
 3. faster: ``improved`` when by at least ``warn``, else ``pass`` — an improvement never fails;
 4. slower by less than the noise floor ``min_delta_us``: ``pass``;
 5. slower by ``fail`` % or more: ``fail``; by ``warn`` % or more: ``warn``; else ``pass``;
-6. a ``fail`` or ``warn`` whose sides both have ``test_min_samples`` comparable calls must also
-   pass a one-sided Mann–Whitney U test at level ``alpha`` (:mod:`.stats`); a ``fail`` that
-   does not becomes a ``warn`` ("not significant").
+6. a ``fail`` or ``warn`` with at least ``test_min_samples`` calls that pair up (same stratum,
+   same position) must also pass a one-sided Wilcoxon signed-rank test at level ``alpha``
+   (:mod:`.stats`); a ``fail`` that does not becomes a ``warn`` ("not significant").
 """
 from __future__ import annotations
 

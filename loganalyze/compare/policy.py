@@ -9,8 +9,8 @@ A policy file (``--policy loganalyze.toml``)::
     warn = "5%"              # slower by at least this: warning
     min_delta_us = 0.05      # absolute noise floor on the per-call statistic, in µs
     min_count = 1            # fewer calls than this on either side: never flagged
-    alpha = 0.05             # significance level of the Mann–Whitney U test
-    test_min_samples = 8     # the test runs when both sides have this many comparable calls
+    alpha = 0.05             # significance level of the signed-rank test over paired calls
+    test_min_samples = 8     # the test runs when this many calls pair up
 
     [[check.override]]
     match = "onednn:reorder"     # family:item, shell wildcards (* ? [..]); later overrides win

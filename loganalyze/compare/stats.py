@@ -1,12 +1,17 @@
-"""Is a candidate's per-call time really larger than the baseline's?  A one-sided
-Mann–Whitney U test (scipy) over per-call times normalised per stratum.
+"""Is a candidate's per-call time really larger than the baseline's?  A one-sided Wilcoxon
+signed-rank test (scipy) over paired calls.
 
 The calls of one item are rarely alike (a oneDNN ``reorder`` item holds 1 µs copies and
-1 ms layout changes), so raw per-call times of two runs overlap even when every call got
-30 % slower.  Each call is therefore divided by the baseline median of its stratum (the
-same primitive, kernel launch shape or operator shapes, see :mod:`.samples`); the test
-compares those ratios.  Calls of strata the baseline lacks, or whose baseline median is 0,
-take no part.  The result only depends on the multiset of samples: it is deterministic.
+1 ms layout changes; the first call of a primitive pays for its warm-up), so the raw
+per-call times of two runs overlap even when every call got 30 % slower.  The test
+therefore pairs each candidate call with the baseline call at the same place: the k-th call
+of the same stratum (the same primitive, kernel launch shape or operator shapes, see
+:mod:`.samples`), and tests whether the log ratios candidate / baseline lean above zero.
+With several runs on a side, the k-th calls of its runs are represented by their median.
+A uniform slowdown gives ratios that all lean one way; noise and one slow outlier do not.
+
+The result only depends on the multiset of samples (pairs are formed by stratum and
+position, and scipy's test is deterministic): reports stay byte-identical.
 """
 from __future__ import annotations
 
@@ -17,37 +22,32 @@ import numpy as np
 
 @dataclass(frozen=True)
 class TestResult:
-    """The normalised sample sizes and the one-sided p-value (None: too few samples to test)."""
+    """How many paired calls were tested and the one-sided p-value (None: too few pairs)."""
 
-    n_baseline: int
-    n_candidate: int
+    pairs: int
     p_value: float | None
 
 
-def normalised(baseline, candidate) -> tuple[np.ndarray, np.ndarray]:
-    """Per-call times of one item divided by the baseline median of their stratum.
+def paired_log_ratios(baseline, candidate) -> np.ndarray:
+    """log((candidate + 1 ns) / (baseline + 1 ns)) for each (stratum, position) both sides have,
+    sorted.  ``baseline`` and ``candidate`` are samples frames of one item."""
+    def per_position(frame):
+        return frame.groupby(["stratum", "seq"], observed=True)["ns"].median()
 
-    ``baseline`` and ``candidate`` are DataFrames with ``stratum`` and ``ns`` columns.
-    """
-    medians = baseline.groupby("stratum", observed=True)["ns"].median()
-    medians = medians[medians > 0]
-
-    def ratios(frame) -> np.ndarray:
-        ref = frame["stratum"].map(medians)
-        keep = ref.notna().to_numpy()
-        values = frame["ns"].to_numpy(dtype=np.float64)[keep] / ref.to_numpy(dtype=np.float64)[keep]
-        return np.sort(values)
-
-    return ratios(baseline), ratios(candidate)
+    joined = per_position(baseline).to_frame("b").join(per_position(candidate).to_frame("c"), how="inner")
+    ratios = np.log((joined["c"].to_numpy(np.float64) + 1.0) / (joined["b"].to_numpy(np.float64) + 1.0))
+    return np.sort(ratios)
 
 
 def slower_test(baseline, candidate, min_samples: int) -> TestResult:
-    """One-sided test that the candidate's calls are slower; p-value None when either side
-    has fewer than ``min_samples`` comparable calls."""
-    base, cand = normalised(baseline, candidate)
-    if len(base) < min_samples or len(cand) < min_samples:
-        return TestResult(len(base), len(cand), None)
-    from scipy.stats import mannwhitneyu  # only when a test is due: scipy takes ~0.3 s to import
+    """One-sided test that the candidate's calls are slower than their baseline partners;
+    p-value None when fewer than ``min_samples`` calls can be paired."""
+    diffs = paired_log_ratios(baseline, candidate)
+    if len(diffs) < min_samples:
+        return TestResult(len(diffs), None)
+    if not np.any(diffs):
+        return TestResult(len(diffs), 1.0)
+    from scipy.stats import wilcoxon  # only when a test is due: scipy takes ~0.3 s to import
 
-    p = float(mannwhitneyu(cand, base, alternative="greater").pvalue)
-    return TestResult(len(base), len(cand), p)
+    p = float(wilcoxon(diffs, alternative="greater", zero_method="wilcox").pvalue)
+    return TestResult(len(diffs), p)

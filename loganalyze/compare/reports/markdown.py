@@ -27,8 +27,8 @@ def render(report: Report) -> str:
         p = report.policy or {}
         out += [f"Policy: fail at +{p.get('fail_pct', 10):g}%, warn at +{p.get('warn_pct', 5):g}% of the per-call "
                 f"{report.statistic}; noise floor {p.get('min_delta_us', 0):g} µs; at least {p.get('min_count', 1)} "
-                f"call(s); Mann-Whitney U at alpha {p.get('alpha', 0.05):g} when both sides have "
-                f"{p.get('test_min_samples', 8)} calls.", ""]
+                f"call(s); Wilcoxon signed-rank test over paired calls at alpha {p.get('alpha', 0.05):g} when "
+                f"{p.get('test_min_samples', 8)} or more calls pair up.", ""]
         flagged = [r for r in items if r["verdict"] in ("fail", "warn")]
         rest = [r for r in items if r["verdict"] not in ("fail", "warn")]
     else:
