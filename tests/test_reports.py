@@ -218,3 +218,19 @@ def test_html_renders_in_headless_chromium(runs_db, tmp_path):
                if "CONSOLE" in line or "Uncaught" in line or "Failed to load resource" in line]
     assert console == []
     assert shot.returncode == 0 and (tmp_path / "r.png").stat().st_size > 10_000
+
+
+def test_markdown_collapsed_table_is_capped(monkeypatch):
+    import pandas as pd
+
+    from loganalyze.compare import check, compare
+    from loganalyze.compare.reports import Report, SideInfo, render
+    from loganalyze.compare.reports import markdown
+
+    rows = [{"family": "kernel", "item": f"k{i:04d}", "stratum": f"k{i:04d}", "run": "r", "ns": 1000 + i, "seq": 1}
+            for i in range(30)]
+    frame = pd.DataFrame(rows)
+    table = check.verdicts(compare.build(frame, frame))
+    monkeypatch.setattr(markdown, "MAX_DETAIL_ROWS", 10)
+    text = render(Report("check", SideInfo("a", "files"), SideInfo("b", "files"), table), "markdown")
+    assert text.count("| pass | kernel |") == 10 and "20 more items" in text

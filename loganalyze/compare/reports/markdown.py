@@ -1,9 +1,12 @@
 """Markdown for a CI job summary or a pull-request comment: the verdict line first, the
-regressions (and warnings) in a table, every other item collapsed in ``<details>``."""
+regressions (and warnings) in a table, every other item collapsed in ``<details>`` (the first
+:data:`MAX_DETAIL_ROWS` of them: the rest are in the JSON and HTML reports)."""
 from __future__ import annotations
 
 from .model import Report, table_rows
 
+#: rows of the collapsed table at most: a pull-request comment holds 65,536 characters
+MAX_DETAIL_ROWS = 250
 ICONS = {"pass": ":white_check_mark:", "warn": ":warning:", "fail": ":x:"}
 
 
@@ -37,9 +40,13 @@ def render(report: Report) -> str:
         headers, rows = table_rows(report, flagged)
         out += ["### Regressions and warnings", "", _table(headers, rows), ""]
     if rest:
-        headers, rows = table_rows(report, rest)
+        shown = rest[:MAX_DETAIL_ROWS]
+        headers, rows = table_rows(report, shown)
         label = "other items" if report.checked else "items"
-        out += ["<details>", f"<summary>{len(rest)} {label}</summary>", "", _table(headers, rows), "", "</details>", ""]
+        more = ([f"{len(rest) - len(shown)} more items (the smallest by total time) are in the JSON and HTML "
+                 "reports.", ""] if len(rest) > len(shown) else [])
+        out += ["<details>", f"<summary>{len(rest)} {label}</summary>", "", _table(headers, rows), "", *more,
+                "</details>", ""]
     if not items:
         out += ["No items: neither side has oneDNN primitives, GPU kernels, operators or NVTX ranges.", ""]
     return "\n".join(out)
