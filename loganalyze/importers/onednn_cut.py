@@ -79,7 +79,7 @@ def cut_lines(con: duckdb.DuckDBPyConnection, table: pa.Table) -> pl.DataFrame:
     f3 = fields.struct.field("field_2")
     cut = (
         verbose.with_columns(
-            has_v=pl.col("body").str.contains(_V_TS) | pl.col("body").str.contains(_V),
+            has_v=pl.col("body").str.contains(_V),  # (every _V_TS line matches _V)
             has_ts_v=pl.col("body").str.contains(_V_TS),
             has_ts_bare=pl.col("body").str.contains(_TS_ONLY),
             f1=f1, f2=f2, f3=f3,
