@@ -34,11 +34,10 @@ from ..grammars import onednn_verbose as g
 
 _MARKERS = "(?:" + "|".join(g.MARKERS) + ")"
 # The grammar's leading pattern, cut into its alternatives; ``\d`` is ASCII as in RE2 (the
-# engine of the former SQL cut).  Tested on the line without its line end, where ``$``
-# stands for the original ``\r?\n$``.
+# engine of the former SQL cut).
 _TS = g.TIMESTAMP_PATTERN.replace(r"\d", "[0-9]")
 _VT = g.VERSION_TOKEN_PATTERN.replace(r"\d", "[0-9]")
-_AFTER = "(?:,|$)"
+_AFTER = r"(?:,|\r?\n$)"
 _V_TS = f"^{_MARKERS},{_VT},{_TS}{_AFTER}"
 _V = f"^{_MARKERS},{_VT}{_AFTER}"
 _TS_ONLY = f"^{_MARKERS},{_TS}{_AFTER}"
@@ -68,15 +67,13 @@ def cut_lines(con: duckdb.DuckDBPyConnection, table: pa.Table) -> pl.DataFrame:
     """
     frame = pl.from_arrow(table)
     line = pl.col("line")
-    body = line.str.strip_suffix("\n").str.strip_suffix("\r")
-    verbose = frame.lazy().filter(_is_verbose(line)).select(
-        "line_no",
-        body.alias("body"),
-    )
+    verbose = frame.lazy().filter(_is_verbose(line)).select("line_no", body=line)
+    # the first three fields; a last one keeps the line end, which only a version token or
+    # a timestamp (no \r or \n in either) is read without
     fields = pl.col("body").str.splitn(",", 4)
-    f1 = fields.struct.field("field_0").str.len_bytes().cast(pl.Int64)
-    f2 = fields.struct.field("field_1")
-    f3 = fields.struct.field("field_2")
+    f1 = fields.struct.field("field_0").str.strip_chars_end("\r\n").str.len_bytes().cast(pl.Int64)
+    f2 = fields.struct.field("field_1").str.strip_chars_end("\r\n")
+    f3 = fields.struct.field("field_2").str.strip_chars_end("\r\n")
     cut = (
         verbose.with_columns(
             has_v=pl.col("body").str.contains(_V),  # (every _V_TS line matches _V)
@@ -85,7 +82,8 @@ def cut_lines(con: duckdb.DuckDBPyConnection, table: pa.Table) -> pl.DataFrame:
             f1=f1, f2=f2, f3=f3,
             last_comma=pl.col("body").str.find(",[^,]*$").cast(pl.Int64),
             raw=pl.col("body").cast(pl.Binary),
-            n=pl.col("body").str.len_bytes().cast(pl.Int64),
+            end=pl.col("body").str.len_bytes().cast(pl.Int64)
+            - pl.when(pl.col("body").str.ends_with("\r\n")).then(2).otherwise(1),
         )
         .with_columns(
             ts=pl.when("has_v").then(pl.when("has_ts_v").then("f3"))
@@ -101,7 +99,9 @@ def cut_lines(con: duckdb.DuckDBPyConnection, table: pa.Table) -> pl.DataFrame:
             rest=pl.when("has_tail").then(pl.col("raw").bin.slice(pl.col("at"), pl.col("last_comma") - pl.col("at")))
             .otherwise(pl.lit(b"", pl.Binary)),
             ts_ms=pl.col("ts").cast(pl.Float64),
-            tail=pl.when("has_tail").then(pl.col("raw").bin.slice(pl.col("last_comma") + 1)).cast(pl.String),
+            tail=pl.when("has_tail")
+            .then(pl.col("raw").bin.slice(pl.col("last_comma") + 1, pl.col("end") - pl.col("last_comma") - 1))
+            .cast(pl.String),
         )
         .with_columns(key_hash=pl.struct("pre", "rest").hash(_HASH_SEED))
         .with_columns(
