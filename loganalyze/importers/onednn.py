@@ -17,14 +17,18 @@ How a file goes in (see docs/benchmarks.md for what each step costs):
 """
 from __future__ import annotations
 
-import polars as pl
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from ..grammars import onednn_verbose as g
 from ..inputs import InputError
 from ..lines import LineStats, iter_line_batches, prefetch
-from . import onednn_cut as cut
 from .base import IngestContext, RowBuffer, insert_arrow
+
+if TYPE_CHECKING:
+    import polars as pl
+
+# polars (and the cut built on it) load when a oneDNN log is read, not with the importer
+# registry: other formats and the query commands do not pay for the import
 
 SHAPE_COLUMNS = [
     "shape_id", "key", "marker", "version_token", "component", "operation", "op_class", "layout",
@@ -55,6 +59,8 @@ class OneDNNVerboseImporter:
         known: dict[int, str] = {}
         for shape_id, timed in con.execute("SELECT shape_id, timed FROM onednn_shapes").fetchall():
             known[shape_id] = "ok" if timed else "whole"
+        from . import onednn_cut as cut
+
         stats = LineStats()
         for lines in prefetch(iter_line_batches(ctx.file, stats, ctx.progress)):
             for line_no, reason, text in lines.rejected:
@@ -80,6 +86,10 @@ class OneDNNVerboseImporter:
     def _ingest_cut(self, ctx: IngestContext, cuts: pl.DataFrame, known: dict[int, str]) -> None:
         """The events of one batch's cut verbose lines into ``onednn_events``; new shapes
         parsed, lines whose last field is not a time keyed whole, bad lines skipped."""
+        import polars as pl
+
+        from . import onednn_cut as cut
+
         keys = cut.with_shape_ids(ctx.con, cut.keys_of(cuts))
         new = keys.filter(~pl.col("shape_id").is_in(list(known)))
         if new.height:
@@ -113,6 +123,10 @@ class OneDNNVerboseImporter:
     def _skip_bad_times(ctx: IngestContext, events: pl.DataFrame, batch_status: pl.DataFrame) -> pl.DataFrame:
         """Complete profiling lines whose last field is not a number are malformed: skipped,
         and left out of ``events``."""
+        import polars as pl
+
+        from . import onednn_cut as cut
+
         ok_ids = batch_status.filter(pl.col("status") == "ok")["shape_id"]
         is_bad = pl.col("time_ms").is_null() & pl.col("shape_id").is_in(ok_ids.implode())
         bad = events.filter(is_bad).sort("line_no").select("line_no", cut.key_text(), "tail")
@@ -125,6 +139,10 @@ class OneDNNVerboseImporter:
                known: dict[int, str]) -> pl.DataFrame:
         """Lines whose last field is not a time: keyed and parsed on the whole line, and
         without a time; lines the grammar rejects whole are skipped."""
+        import polars as pl
+
+        from . import onednn_cut as cut
+
         is_rekey = pl.col("shape_id").is_in(rekey_ids.implode())
         whole = cut.whole_lines(ctx.con, events.filter(is_rekey))
         shapes = []
