@@ -62,13 +62,20 @@ class OneDNNVerboseImporter:
         from . import onednn_cut as cut
 
         stats = LineStats()
-        for lines in prefetch(iter_line_batches(ctx.file, stats, ctx.progress)):
-            for line_no, reason, text in lines.rejected:
-                if g.starts_with_marker(text):
-                    ctx.skip(line_no, reason, text)
-            cuts = cut.cut_lines(con, lines.table)
-            if cuts.height:
-                self._ingest_cut(ctx, cuts, known)
+        batches = prefetch(iter_line_batches(ctx.file, stats, ctx.progress))
+        try:
+            for lines in batches:
+                for line_no, reason, text in lines.rejected:
+                    if g.starts_with_marker(text):
+                        ctx.skip(line_no, reason, text)
+                cuts = cut.cut_lines(con, lines.table)
+                if cuts.height:
+                    self._ingest_cut(ctx, cuts, known)
+        finally:
+            # stop the helper thread here, while an exception (a signal) is on its way out,
+            # not later from the garbage collector, where a second signal would be
+            # reported as "Exception ignored" with a traceback
+            batches.close()
         ctx.flush_skipped()
         if stats.lines == 0:
             raise InputError(f"{ctx.file.path}: empty file")
