@@ -168,8 +168,11 @@ class SqliteFile:
         if "too big" in text:
             return InputError(f"{self.display}: {what}: a cell holds more than {MAX_CELL_BYTES} bytes; "
                               "not an export loganalyze can read")
-        if locked_hint and ("locked" in text or "busy" in text or "readonly" in text):
+        if locked_hint and ("locked" in text or "busy" in text):
             return InputError(f"{self.display}: database is locked by another process (is it still being written?)")
+        if locked_hint and "readonly" in text:  # a hot journal: a writer died or is at work; we never roll back
+            return InputError(f"{self.display}: database has an unfinished write (a -journal file); "
+                              "not read (is it still being written?)")
         if "not authorized" in text:
             return InputError(f"{self.display}: {what}: refused ({text}); not an export loganalyze can read")
         if locked_hint:
