@@ -143,25 +143,33 @@ class Database:
 
     # ------------------------------------------------------------------ ingest
     def iter_ingest(self, paths: str | os.PathLike | Iterable[str | os.PathLike], run: str | None = None,
-                    progress: Callable[[Any], Callable[[int], None] | None] | None = None
-                    ) -> Iterator["IngestResult"]:
+                    progress: Callable[[Any], Callable[[int], None] | None] | None = None,
+                    max_expand: float | None = None, replace: bool = False) -> Iterator["IngestResult"]:
         """Ingest files, globs, directories or ``-`` (standard input), one transaction per file,
         yielding an :class:`~loganalyze.ingest.IngestResult` as each file is done.
 
         ``progress`` is called with each input file and may return a callback taking the
-        number of bytes read so far (the CLI draws its progress bar with it)."""
+        number of bytes read so far (the CLI draws its progress bar with it).
+        ``max_expand``: how many times its size a compressed file may decompress to (past
+        the first 16 MB; default 100, 0 for no limit).  ``replace``: a file whose content
+        extends a stored source (the same log with lines appended) replaces it, in the same
+        transaction; without it such a file is not ingested (status ``extends``)."""
         from .ingest import ingest_paths
+        from .inputs import DEFAULT_MAX_EXPAND
 
         self._writable()
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
         yield from ingest_paths(self._store, [os.fspath(p) for p in paths], run_label=run,
-                                progress_factory=progress)
+                                progress_factory=progress,
+                                max_expand=DEFAULT_MAX_EXPAND if max_expand is None else max_expand,
+                                replace=replace)
 
     def ingest(self, paths: str | os.PathLike | Iterable[str | os.PathLike], run: str | None = None,
-               progress: Callable[[Any], Callable[[int], None] | None] | None = None) -> list["IngestResult"]:
+               progress: Callable[[Any], Callable[[int], None] | None] | None = None,
+               max_expand: float | None = None, replace: bool = False) -> list["IngestResult"]:
         """Ingest files (see :meth:`iter_ingest`) and return one result per file."""
-        return list(self.iter_ingest(paths, run=run, progress=progress))
+        return list(self.iter_ingest(paths, run=run, progress=progress, max_expand=max_expand, replace=replace))
 
     # ------------------------------------------------------------------ questions
     def summary(self, by: str | Sequence[str] | None = None, run: str | None = None,
