@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import Iterable
 
 from .inputs import InputFile
 
@@ -64,38 +65,63 @@ def maybe_duplicate(con, file: InputFile) -> bool:
 def extended_sources(con, file: InputFile, head: bytes) -> list[StoredSource]:
     """The stored sources whose whole content ``file``'s content starts with (and is longer
     than): the sources it extends.  ``head`` is the first bytes of ``file``'s content (up to
-    :data:`HEAD_BYTES` or all of it); hashes ``file`` when a stored source may qualify."""
+    :data:`HEAD_BYTES` or all of it); ``file`` is read (a prefix) only when a stored source
+    of at least :data:`HEAD_BYTES` starts with the same head."""
     known = file.content_bytes  # None for gzip until a complete pass
     shorter = "content_bytes < ?" if known is not None else "TRUE"
     params: list = [known] if known is not None else []
-    found: list[StoredSource] = []
-    # stored sources shorter than a head: compare with our head's prefix of their length
-    lengths = [r[0] for r in con.execute(
-        f"SELECT DISTINCT content_bytes FROM sources WHERE content_bytes < ? AND {shorter}",
-        [min(HEAD_BYTES, len(head) + 1), *params]).fetchall()]
-    for n in lengths:
-        if n < len(head):
-            found += _rows(con, "content_bytes = ? AND sha256 = ?", [n, hashlib.sha256(head[:n]).hexdigest()])
-    # longer ones: same first HEAD_BYTES, then the prefix of their length, hashed
+    # stored sources shorter than a head: their content against our head's prefixes
+    cands = _rows(con, f"content_bytes < ? AND {shorter}", [min(HEAD_BYTES, len(head)), *params])
+    # longer ones: the same first HEAD_BYTES, then our prefix of their length
     if len(head) >= HEAD_BYTES:
-        for src in _rows(con, f"content_bytes >= ? AND head_sha256 = ? AND {shorter}",
-                         [HEAD_BYTES, head_sha256(head), *params]):
-            if file.prefix_sha256(src.content_bytes) == _sha_of(con, src.source_id):
-                found.append(src)
+        long = _rows(con, f"content_bytes >= ? AND head_sha256 = ? AND {shorter}",
+                     [HEAD_BYTES, head_sha256(head), *params])
+    else:
+        long = []
+    wanted = {s.content_bytes for s in cands}
+    hashes = prefix_hashes([head], wanted)
+    if long:
+        gen = file.chunks(hash_bytes=False)
+        try:
+            hashes.update(prefix_hashes(gen, {s.content_bytes for s in long}))
+        finally:
+            gen.close()
+    stored = dict(con.execute(
+        f"SELECT source_id, sha256 FROM sources WHERE source_id IN ({', '.join('?' * len(cands + long)) or 'NULL'})",
+        [s.source_id for s in cands + long]).fetchall())
+    found = [s for s in cands + long if hashes.get(s.content_bytes) == stored[s.source_id]]
     if found and known is None:  # a gzip file: extends only when longer than the source
         total = _content_bytes(file)
         found = [s for s in found if s.content_bytes < total]
-    return found
+    return sorted(found, key=lambda s: s.source_id)
+
+
+def prefix_hashes(pieces: Iterable[bytes], lengths: set[int]) -> dict[int, str]:
+    """sha256 of the first ``n`` bytes of the concatenated ``pieces`` for every ``n`` in
+    ``lengths`` that they reach, in one pass."""
+    todo = sorted(n for n in lengths if n > 0)
+    out: dict[int, str] = {}
+    h = hashlib.sha256()
+    done = i = 0
+    for piece in pieces:
+        view = memoryview(piece)
+        while i < len(todo) and done + len(view) >= todo[i]:
+            take = todo[i] - done
+            h.update(view[:take])
+            view, done = view[take:], todo[i]
+            out[todo[i]] = h.copy().hexdigest()
+            i += 1
+        if i == len(todo):
+            break
+        h.update(view)
+        done += len(view)
+    return out
 
 
 def _content_bytes(file: InputFile) -> int:
     if file.content_bytes is None:
         file.compute_sha256()
     return file.content_bytes
-
-
-def _sha_of(con, source_id: int) -> str:
-    return con.execute("SELECT sha256 FROM sources WHERE source_id = ?", [source_id]).fetchone()[0]
 
 
 def _rows(con, where: str, params: list) -> list[StoredSource]:

@@ -194,22 +194,6 @@ class InputFile:
         self._sha256 = h.hexdigest()
         return self._sha256
 
-    def prefix_sha256(self, n: int) -> str | None:
-        """sha256 of the first ``n`` content bytes, or None when the content is shorter."""
-        h = hashlib.sha256()
-        got = 0
-        gen = self.chunks(min(CHUNK, max(n, 1)), hash_bytes=False)
-        try:
-            for chunk in gen:
-                take = chunk[:n - got]
-                h.update(take)
-                got += len(take)
-                if got >= n:
-                    break
-        finally:
-            gen.close()
-        return h.hexdigest() if got == n else None
-
     def check_unchanged(self) -> None:
         """:class:`FileRefused` when the file's size or modification time is no longer what
         it was when it was opened (it was written to while it was read)."""
