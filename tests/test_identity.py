@@ -185,3 +185,25 @@ def test_file_changed_after_reading_before_commit_is_refused(tmp_path, ingest_fi
     (res,) = ingest_files([path])
     assert res.status == "error" and "changed while being read" in res.message
     assert query("SELECT count(*) FROM sources")[0][0] == 0
+
+
+def test_prefix_hashes_in_one_pass():
+    from loganalyze.identity import prefix_hashes
+
+    data = bytes(range(256)) * 1000
+    lengths = {1, 255, 256, 1000, 77_777, 256_000, 300_000}
+    pieces = [data[i:i + 999] for i in range(0, len(data), 999)]
+    assert prefix_hashes(pieces, lengths) == {n: hashlib.sha256(data[:n]).hexdigest() for n in lengths if n <= len(data)}
+
+
+def test_library_replace_and_max_expand(tmp_path, tmp_db):
+    from loganalyze import Database
+
+    path = tmp_path / "lib.log"
+    path.write_bytes(log_text(4))
+    with Database(tmp_db) as db:
+        assert [r.status for r in db.ingest(path)] == ["ingested"]
+        path.write_bytes(log_text(4) + f"{REORDER},3\n".encode())
+        assert [r.status for r in db.ingest(path, max_expand=0)] == ["extends"]
+        (res,) = db.ingest(path, replace=True)
+        assert res.status == "ingested" and res.replaced == [f"source 1 ({path}) (no run label)"]
