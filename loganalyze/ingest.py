@@ -20,6 +20,7 @@ from .version import __version__
 from .identity import StoredSource, duplicate_of, extended_sources, head_sha256, maybe_duplicate
 from .importers import IngestContext, candidate_importers, fallback_importer, known_formats
 from .inputs import DEFAULT_MAX_EXPAND, FileRefused, InputError, InputFile, expand_paths, is_probably_binary
+from .schema.derived import derive
 from .signals import is_interrupt, signal_exit_code
 from .store import Store
 
@@ -220,6 +221,7 @@ def _ingest_with(store, file, path, importer, run_label, progress_factory, head:
                         progress=progress_factory(file) if progress_factory else None)
     with store.transaction():
         importer.ingest(ctx)
+        derive(store.con, sid)
         ctx.note_damage()
         file.check_unchanged()
         dup = duplicate_of(store.con, file)
