@@ -145,7 +145,8 @@ class Database:
     def iter_ingest(self, paths: str | os.PathLike | Iterable[str | os.PathLike], run: str | None = None,
                     progress: Callable[[Any], Callable[[int], None] | None] | None = None,
                     commit: str | None = None, branch: str | None = None,
-                    tags: Mapping[str, str] | Sequence[str] | None = None) -> Iterator["IngestResult"]:
+                    tags: Mapping[str, str] | Sequence[str] | None = None,
+                    max_expand: float | None = None, replace: bool = False) -> Iterator["IngestResult"]:
         """Ingest files, globs, directories or ``-`` (standard input), one transaction per file,
         yielding an :class:`~loganalyze.ingest.IngestResult` as each file is done.
 
@@ -155,9 +156,14 @@ class Database:
         and the library versions the files' headers name.  ``progress`` is called with each
         input file and may return a callback taking the number of bytes read so far (the CLI
         draws its progress bar with it).  An interrupt raises
-        :class:`~loganalyze.ingest.IngestInterrupted` saying what was and was not ingested."""
+        :class:`~loganalyze.ingest.IngestInterrupted` saying what was and was not ingested.
+        ``max_expand``: how many times its size a compressed file may decompress to (past its
+        first 16 MB; default 100, 0 for no limit).  ``replace``: a file whose content extends
+        a stored source (the same log with lines appended) replaces it in the same
+        transaction; without it such a file is not ingested (status ``extends``)."""
         from . import runmeta
         from .ingest import ingest_paths
+        from .inputs import DEFAULT_MAX_EXPAND
 
         self._writable()
         if isinstance(paths, (str, os.PathLike)):
@@ -169,7 +175,8 @@ class Database:
         landed = False
         try:
             for res in ingest_paths(self._store, [os.fspath(p) for p in paths], run_label=run,
-                                    progress_factory=progress):
+                                    progress_factory=progress, replace=replace,
+                                    max_expand=DEFAULT_MAX_EXPAND if max_expand is None else max_expand):
                 landed = landed or res.status in ("ingested", "duplicate")
                 yield res
         finally:
@@ -179,9 +186,11 @@ class Database:
     def ingest(self, paths: str | os.PathLike | Iterable[str | os.PathLike], run: str | None = None,
                progress: Callable[[Any], Callable[[int], None] | None] | None = None,
                commit: str | None = None, branch: str | None = None,
-               tags: Mapping[str, str] | Sequence[str] | None = None) -> list["IngestResult"]:
+               tags: Mapping[str, str] | Sequence[str] | None = None,
+               max_expand: float | None = None, replace: bool = False) -> list["IngestResult"]:
         """Ingest files (see :meth:`iter_ingest`) and return one result per file."""
-        return list(self.iter_ingest(paths, run=run, progress=progress, commit=commit, branch=branch, tags=tags))
+        return list(self.iter_ingest(paths, run=run, progress=progress, commit=commit, branch=branch, tags=tags,
+                                     max_expand=max_expand, replace=replace))
 
     # ------------------------------------------------------------------ questions
     def summary(self, by: str | Sequence[str] | None = None, run: str | None = None,

@@ -102,11 +102,17 @@ def ingest(
     branch: Optional[str] = typer.Option(None, "--branch", help="Git branch of the run (default: detected)"),
     tag: Optional[List[str]] = typer.Option(None, "--tag", help="KEY=VALUE stored with the run (repeatable)"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print errors only"),
+    max_expand: float = typer.Option(100, "--max-expand", min=0, metavar="RATIO",
+                                     help="Most a compressed file may decompress to, in times its size, past "
+                                          "its first 16 MB (guards against decompression bombs; 0: no limit)"),
+    replace: bool = typer.Option(False, "--replace", help="A file that extends an ingested one (the same log "
+                                 "with lines appended) replaces it"),
 ):
     """Read log files into the database, one transaction per file.
 
     The format of each file is detected from its content; gzip is read transparently.
-    A file already in the database (same content) is not ingested twice.
+    A file already in the database (same content, compressed or not) is not ingested twice;
+    a file that extends one (more lines appended) is ingested only with --replace.
 
     Example: loganalyze ingest logs/ --run nightly-2026-11-22;
     train.py 2>&1 | loganalyze ingest - --run nightly
@@ -121,7 +127,8 @@ def ingest(
     ok = failed = 0
     try:
         with interrupts_handled():
-            results = database.iter_ingest(paths, run=run, progress=bar, commit=commit, branch=branch, tags=tag)
+            results = database.iter_ingest(paths, run=run, progress=bar, commit=commit, branch=branch, tags=tag,
+                                           max_expand=max_expand, replace=replace)
             for res in results:
                 if bar:
                     bar.file_done()
@@ -132,9 +139,11 @@ def ingest(
                 ok += 1
                 if quiet:
                     continue
-                if res.status == "duplicate":
+                if res.status in ("duplicate", "extends"):
                     typer.echo(f"skipped: {res.message}")
                     continue
+                for old in res.replaced:
+                    typer.echo(f"replaced {old}")
                 for w in res.warnings:
                     typer.echo(f"warning: {w}", err=True)
                 _print_ingested(database, res)
