@@ -18,8 +18,9 @@ from .base import IngestContext, insert_arrow, sql_string
 from .trace_stage import READ_BLOCK, Stage
 from .trace_workspace import Workspace
 
-#: largest JSON element DuckDB is asked to read
-MAX_OBJECT_BYTES = 1 << 28
+#: largest JSON element DuckDB is asked to read (a larger one sends the file to the exact
+#: reader, which skips it without holding it)
+MAX_OBJECT_BYTES = tr.MAX_EVENT_BYTES
 STREAM_BATCH = 50_000
 
 
