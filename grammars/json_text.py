@@ -42,7 +42,8 @@ def unclosed(text: str) -> tuple[str, bool]:
 MAX_DEPTH = 200
 
 _STRUCTURE_RE = re.compile(r'[\[\]{}"]')
-_STRING_STOP_RE = re.compile(r'["\\]')
+#: the rest of a string's content (escapes included) up to its closing quote
+_STRING_BODY_RE = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
 _SCALAR_END_RE = re.compile(r'[\s,\]}]')
 #: the first window of text whose brackets are counted before decoding (grows x8)
 _FIRST_WINDOW = 4096
@@ -66,6 +67,7 @@ class ValueScanner:
         self.started = False
         self.in_string = False
         self.escaped = False  # the previous piece ended with a backslash inside a string
+        self.scalar = False  # a number or literal (ends at a delimiter)
 
     def feed(self, text: str, i: int = 0) -> int | None:
         n = len(text)
@@ -75,10 +77,10 @@ class ValueScanner:
             if i >= n:
                 return None
             self.started = True
-            ch = text[i]
-            if ch not in '[{"':
-                m = _SCALAR_END_RE.search(text, i)
-                return m.start() if m else None
+            self.scalar = text[i] not in '[{"'
+        if self.scalar:
+            m = _SCALAR_END_RE.search(text, i)
+            return m.start() if m else None
         while True:
             if self.in_string:
                 if self.escaped:
@@ -86,16 +88,13 @@ class ValueScanner:
                         return None
                     i += 1
                     self.escaped = False
-                m = _STRING_STOP_RE.search(text, i)
-                if m is None:
+                i = _STRING_BODY_RE.match(text, i).end()
+                if i >= n:
                     return None
-                i = m.end()
-                if m.group() == "\\":
-                    if i >= n:
-                        self.escaped = True
-                        return None
-                    i += 1
-                    continue
+                if text[i] == "\\":  # the last character: its escaped one is in the next piece
+                    self.escaped = True
+                    return None
+                i += 1  # the closing quote
                 self.in_string = False
                 if self.depth == 0:
                     return i

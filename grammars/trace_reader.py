@@ -102,6 +102,11 @@ class StreamResult:
         self.incomplete_bytes = 0
 
 
+def too_big_reason(limit: int) -> str:
+    """Why an event over ``limit`` bytes is skipped."""
+    return f"larger than {limit >> 20} MiB"
+
+
 def _parse_int(text: str):
     """JSON integers: exact, also beyond the digits ``int()`` accepts from text."""
     return int(text) if len(text) < 4000 else Decimal(text)
@@ -196,7 +201,7 @@ def iter_events(chunks: Iterator[bytes], container: str, result: StreamResult,
                     continue
                 err = exc
                 if not eof and ValueScanner().feed(buf, pos) is None:
-                    too_big = f"larger than {max_event_bytes >> 20} MiB"
+                    too_big = too_big_reason(max_event_bytes)
                 break
             if end < len(buf) or eof or len(buf) - pos >= max_event_bytes:
                 break
