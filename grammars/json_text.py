@@ -46,7 +46,7 @@ _STRUCTURE_RE = re.compile(r'[\[\]{}"]')
 _STRING_BODY_RE = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
 _SCALAR_END_RE = re.compile(r'[\s,\]}]')
 #: the first window of text whose brackets are counted before decoding (grows x8)
-_FIRST_WINDOW = 4096
+_FIRST_WINDOW = 1024
 
 
 class TooDeep(json.JSONDecodeError):
@@ -149,6 +149,38 @@ def decode_bounded(decoder: json.JSONDecoder, text: str, pos: int = 0,
             if end < hi - pos:  # ended inside the window (a number may go on beyond it)
                 return value, pos + end
         window *= 8
+
+
+class BoundedDecoder:
+    """:func:`decode_bounded` for values read one after the other from the same text (the
+    elements of an array): a window of text with fewer than ``max_depth`` brackets is kept
+    and the values that end inside it are decoded from it, so brackets are counted once per
+    window rather than once per value."""
+
+    def __init__(self, decoder: json.JSONDecoder, max_depth: int = MAX_DEPTH, window: int = 4096):
+        self.decoder = decoder
+        self.max_depth = max_depth
+        self.window = window
+        self._text: str | None = None
+        self._at = 0
+        self._piece = ""
+
+    def decode(self, text: str, pos: int) -> tuple[object, int]:
+        """Like :func:`decode_bounded` (``text`` is not changed between calls: a new text is
+        a new string)."""
+        if text is not self._text or not self._at <= pos < self._at + len(self._piece):
+            hi = pos + self.window
+            if hi >= len(text) or text.count("[", pos, hi) + text.count("{", pos, hi) >= self.max_depth:
+                return decode_bounded(self.decoder, text, pos, self.max_depth)
+            self._text, self._at, self._piece = text, pos, text[pos:hi]
+        try:
+            value, end = self.decoder.raw_decode(self._piece, pos - self._at)
+        except json.JSONDecodeError:
+            end = len(self._piece)
+        if end < len(self._piece):
+            return value, self._at + end
+        self._piece = ""  # the value goes on past the window
+        return decode_bounded(self.decoder, text, pos, self.max_depth)
 
 
 def loads_bounded(text: str, max_depth: int = MAX_DEPTH, **decoder_options):

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Iterator
 
-from .json_text import MAX_DEPTH, TooDeep, ValueScanner, decode_bounded
+from .json_text import MAX_DEPTH, BoundedDecoder, TooDeep, ValueScanner, decode_bounded
 from .trace_container import ContainerError, _is_cut_off, _skip_ws
 from .trace_event import EVENT_COLUMNS
 
@@ -126,6 +126,7 @@ def iter_events(chunks: Iterator[bytes], container: str, result: StreamResult,
     """
     dec = json.JSONDecoder(parse_float=Decimal, parse_int=_parse_int,
                            parse_constant=lambda c: Decimal(c.replace("Infinity", "Inf")))
+    bounded = BoundedDecoder(dec)
     buf = ""
     pos = 0
     eof = False
@@ -191,7 +192,7 @@ def iter_events(chunks: Iterator[bytes], container: str, result: StreamResult,
         err = too_big = None
         while True:
             try:
-                obj, end = decode_bounded(dec, buf, pos)
+                obj, end = bounded.decode(buf, pos)
             except TooDeep:
                 too_big = f"nested deeper than {MAX_DEPTH} levels"
                 break
