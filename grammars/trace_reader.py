@@ -250,7 +250,12 @@ def iter_events(chunks: Iterator[bytes], container: str, result: StreamResult,
 
 
 def _read_trailing_members(text: str, chunks: Iterator[bytes], result: StreamResult, dec) -> None:
-    rest = text + "".join(c.decode("utf-8", "replace") for c in chunks)
+    parts, size = [text], len(text)
+    for chunk in chunks:  # read to the end (the file is hashed as it is read), hold a bounded part
+        if size < MAX_EVENT_BYTES:
+            parts.append(chunk.decode("utf-8", "replace"))
+            size += len(chunk)
+    rest = "".join(parts)
     i = 0
     n = len(rest)
     while True:
