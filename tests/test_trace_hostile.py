@@ -236,3 +236,36 @@ def test_adversarial_shapes_are_not_quadratic(tmp_path, ingest_files, query, sha
     assert res.status == "ingested"
     globals()[f"_check_{shape}"](query)
     assert took < SHAPE_SECONDS, f"{shape}: {took:.1f} s"
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_vectorised_parents_equal_the_stack_sweep(seed, monkeypatch):
+    """The nesting answer does not depend on which of its two ways computes it (improper
+    nesting and equal starts included); depth by pointer doubling equals the walk up."""
+    import numpy as np
+
+    from loganalyze.importers import trace_nesting as tn
+
+    rng = np.random.default_rng(seed)
+    n = 3000
+    thr = np.sort(rng.integers(0, 4, n))
+    ts = rng.integers(0, 500, n)
+    dur = rng.integers(0, 80, n)
+    order = np.lexsort((np.arange(n), -dur, ts, thr))
+    thr, ts, end = thr[order], ts[order], (ts + dur)[order]
+    is_op = rng.random(n) < 0.7
+    monkeypatch.setattr(tn, "VECTOR_ROUNDS", n)  # never falls back
+    par = tn._parents(thr, ts, end, is_op)
+    assert (par == tn._stack_parents(thr, ts, end, is_op)).all()
+    depth = tn._depths(par)
+    for i in rng.integers(0, n, 200).tolist():
+        walked, p = 0, par[i]
+        while p >= 0:
+            walked, p = walked + 1, par[p]
+        assert depth[i] == walked
+    ops = np.nonzero(is_op)[0]
+    ops = ops[np.isin(par[ops], ops) | (par[ops] < 0)]
+    own = rng.integers(0, 5, n)
+    by_level = tn._inclusive(ops, par, depth, own)
+    monkeypatch.setattr(tn, "VECTOR_LEVELS", 0)
+    assert (tn._inclusive(ops, par, depth, own) == by_level).all()
