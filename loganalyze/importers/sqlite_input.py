@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import tempfile
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -21,6 +20,7 @@ import pyarrow as pa
 
 from ..grammars import nsys as nsys_grammar
 from ..grammars import nvprof_sqlite as nvprof_grammar
+from .. import tempfiles
 from ..inputs import InputError
 from .base import IngestContext, create_arrow_table
 from .sqlite_guard import (MAX_CELL_BYTES, StatementClock, base_tables, open_readonly, quote_ident, sqlite_uri,
@@ -182,7 +182,7 @@ class SqliteFile:
     def _gunzip(self) -> str:
         """The decompressed database in a temporary file, through the one input layer.  An
         SQLite file cut short is no database: a damaged gzip stream is an error here."""
-        fd, tmp = tempfile.mkstemp(prefix="loganalyze-", suffix=".sqlite")
+        fd, tmp = tempfiles.new_file("sqlite", ".sqlite")
         self._tmp = tmp
         file = self.ctx.file
         try:
@@ -204,8 +204,8 @@ class SqliteFile:
         if con is not None:
             con.close()
             self.con = None
-        if self._tmp and os.path.exists(self._tmp):
-            os.remove(self._tmp)
+        if self._tmp:
+            tempfiles.remove(self._tmp)
             self._tmp = None
 
     # ------------------------------------------------------------------ queries
