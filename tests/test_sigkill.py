@@ -1,0 +1,140 @@
+"""SIGKILL at random moments: whatever the moment, the database opens, holds only whole files
+(every source has all its rows, no row lacks its source, counts add up) and a re-run of the
+same ingest completes with exactly the totals of a clean ingest.
+
+Killing a fresh ``python -m loganalyze`` 50 times would spend most of the time importing, so a
+small fork server imports loganalyze once and forks one ingest per request; the test kills that
+child with SIGKILL after a seeded random delay inside the measured ingest window.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from reliability_helpers import SAMPLES, check_consistent, make_inputs
+
+import loganalyze
+
+#: kills per run of the test (``SIGKILL_LOOP_KILLS=500 pytest tests/test_sigkill.py`` for a long run)
+KILLS = int(os.environ.get("SIGKILL_LOOP_KILLS", "50"))
+SEED = 20261123
+#: files per killed run (a random sample of the six kinds, in random order)
+FILES_PER_RUN = 3
+
+FORK_SERVER = textwrap.dedent("""
+    import json, os, sys, time
+    import loganalyze, loganalyze.ingest, loganalyze.importers  # imported once, before any fork
+    print("ready", flush=True)
+    for line in sys.stdin:
+        req = json.loads(line)
+        t0 = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                with loganalyze.connect(req["db"]) as db:
+                    for res in db.iter_ingest(req["files"]):
+                        if res.status != "ingested":
+                            code = 3
+            except BaseException:
+                code = 4
+            os._exit(code)
+        print(json.dumps({"pid": pid}), flush=True)
+        _, status = os.waitpid(pid, 0)
+        print(json.dumps({"signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0,
+                          "code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+                          "seconds": time.monotonic() - t0}), flush=True)
+""")
+
+
+class ForkServer:
+    """One warm process that forks an ingest child per request."""
+
+    def __init__(self):
+        self.proc = subprocess.Popen([sys.executable, "-c", FORK_SERVER], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout.readline().strip() == "ready"
+
+    def start(self, db: Path, files: list[Path]) -> int:
+        self.proc.stdin.write(json.dumps({"db": str(db), "files": [str(f) for f in files]}) + "\n")
+        self.proc.stdin.flush()
+        return json.loads(self.proc.stdout.readline())["pid"]
+
+    def result(self) -> dict:
+        return json.loads(self.proc.stdout.readline())
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
+@pytest.fixture
+def fork_server():
+    server = ForkServer()
+    yield server
+    server.close()
+
+
+def test_sigkill_loop_leaves_whole_files_and_a_completing_rerun(tmp_path, fork_server):
+    rnd = random.Random(SEED)
+    files = make_inputs(tmp_path / "in")
+    # the database each run starts from already holds one file: a kill must not harm it either
+    template = tmp_path / "template.duckdb"
+    with loganalyze.connect(str(template)) as db:
+        assert db.ingest([SAMPLES / "onednn" / "dnnl_v1_style.log"])[0].status == "ingested"
+    # a clean ingest of every file: the reference, and how long each takes (the kill window)
+    clean = tmp_path / "clean.duckdb"
+    shutil.copy(template, clean)
+    seconds = {}
+    for f in files:
+        fork_server.start(clean, [f])
+        done = fork_server.result()
+        assert done["signal"] == 0 and done["code"] == 0, (f, done)
+        seconds[f] = done["seconds"]
+    reference = check_consistent(str(clean))
+    assert len(reference) == 1 + len(files)
+
+    kills = finished = partial = 0  # partial: killed with some but not all of its files stored
+    hit: set[str] = set()  # the file each kill landed in
+    for _ in range(3 * KILLS):
+        if kills >= KILLS:
+            break
+        db = tmp_path / "k.duckdb"
+        for leftover in tmp_path.glob("k.duckdb*"):
+            leftover.unlink()
+        shutil.copy(template, db)
+        batch = rnd.sample(files, FILES_PER_RUN)
+        pid = fork_server.start(db, batch)
+        time.sleep(rnd.uniform(0.0, 0.95 * sum(seconds[f] for f in batch)))
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        res = fork_server.result()
+        if res["signal"] != signal.SIGKILL:
+            assert res["code"] == 0, res
+            finished += 1
+            continue
+        kills += 1
+        stored = check_consistent(str(db), reference, read_only=True)
+        partial += 1 < len(stored) < 1 + FILES_PER_RUN
+        names = {rows["name"] for rows in stored.values()}
+        cut = [f.name for f in batch if f.name not in names]
+        hit.add(cut[0] if cut else "after the last file")
+        with loganalyze.connect(str(db)) as d:
+            statuses = {r.status for r in d.ingest(batch)}
+        assert statuses <= {"ingested", "duplicate"}, statuses
+        after = check_consistent(str(db), reference, read_only=True)
+        assert len(after) == 1 + FILES_PER_RUN
+    assert kills >= KILLS, f"only {kills} kills ({finished} runs finished before their kill)"
+    assert partial > 0, "no kill landed between two files"
+    assert len(hit) >= len(files) - 1, f"kills landed in {sorted(hit)} only"
