@@ -13,6 +13,7 @@ import os
 import random
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -138,3 +139,50 @@ def test_sigkill_loop_leaves_whole_files_and_a_completing_rerun(tmp_path, fork_s
     assert kills >= KILLS, f"only {kills} kills ({finished} runs finished before their kill)"
     assert partial > 0, "no kill landed between two files"
     assert len(hit) >= len(files) - 1, f"kills landed in {sorted(hit)} only"
+
+
+# --------------------------------------------------------------------------- SIGINT / SIGTERM
+def _big_nsys(where: Path) -> Path:
+    """The nsys sample with its kernel and runtime rows doubled 15 times (160k each, 17 MB)."""
+    path = Path(shutil.copy(SAMPLES / "gpu" / "nsys_2024_pytorch.sqlite", where / "big_nsys.sqlite"))
+    con = sqlite3.connect(path)
+    for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME"):
+        for _ in range(15):
+            con.execute(f"INSERT INTO {table} SELECT * FROM {table}")
+    con.commit()
+    con.close()
+    return path
+
+
+def _big_trace(where: Path) -> Path:
+    """A Chrome trace of 150k complete events (about 20 MB)."""
+    path = where / "big_trace.json"
+    event = '{{"name": "op{k}", "cat": "cpu_op", "ph": "X", "ts": {ts}, "dur": 1.5, "pid": 1, "tid": {tid}}}'
+    path.write_text("[\n" + ",\n".join(event.format(k=i % 31, ts=i * 2, tid=i % 4) for i in range(150_000)) + "\n]\n")
+    return path
+
+
+@pytest.mark.parametrize("make,sig,code", [(_big_trace, signal.SIGINT, 130), (_big_nsys, signal.SIGTERM, 143)],
+                         ids=["trace-SIGINT", "nsys-SIGTERM"])
+def test_signal_rolls_back_a_trace_or_nsys_file(tmp_path, make, sig, code):
+    """As tests/test_interrupts.py for oneDNN: the file in progress is rolled back, nothing more
+    is read, one line says so, exit 130 / 143, and a re-run completes."""
+    big = make(tmp_path)
+    db = tmp_path / "i.duckdb"
+    first = SAMPLES / "trace" / "generic_chrome_trace.json"
+    last = SAMPLES / "trace" / "torch2.13_key_averages.txt"
+    proc = subprocess.Popen([sys.executable, "-m", "loganalyze", "ingest", "--db", str(db), str(first), str(big),
+                             str(last)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    assert proc.stdout.readline().startswith(f"ingested {first}")
+    time.sleep(0.5)  # inside the big file (seconds of work)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == code, err
+    assert "Traceback" not in err and err.strip().splitlines()[-1] == (
+        f"interrupted: 1 file(s) ingested before it; {big} was rolled back (nothing of it stored); "
+        "1 more file(s) not read")
+    assert len(check_consistent(str(db), read_only=True)) == 1
+    with loganalyze.connect(str(db)) as d:
+        assert [r.status for r in d.ingest([first, big, last])] == ["duplicate", "ingested", "ingested"]
+    check_consistent(str(db), read_only=True)
