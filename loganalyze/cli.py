@@ -98,6 +98,9 @@ def ingest(
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
     wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
     run: Optional[str] = typer.Option(None, "--run", help="Run label stored with every file"),
+    commit: Optional[str] = typer.Option(None, "--commit", help="Git commit of the run (default: detected from the working directory)"),
+    branch: Optional[str] = typer.Option(None, "--branch", help="Git branch of the run (default: detected)"),
+    tag: Optional[List[str]] = typer.Option(None, "--tag", help="KEY=VALUE stored with the run (repeatable)"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print errors only"),
 ):
     """Read log files into the database, one transaction per file.
@@ -108,6 +111,7 @@ def ingest(
     Example: loganalyze ingest logs/ --run nightly-2026-11-22;
     train.py 2>&1 | loganalyze ingest - --run nightly
     """
+    from .api import LoganalyzeError
     from .ingest import IngestInterrupted
     from .progress import IngestProgress
     from .signals import interrupts_handled
@@ -117,7 +121,7 @@ def ingest(
     ok = failed = 0
     try:
         with interrupts_handled():
-            results = database.iter_ingest(paths, run=run, progress=bar)
+            results = database.iter_ingest(paths, run=run, progress=bar, commit=commit, branch=branch, tags=tag)
             for res in results:
                 if bar:
                     bar.file_done()
@@ -144,6 +148,8 @@ def ingest(
             bar.file_done()
         typer.echo(f"interrupted: {ok} file(s) ingested before it", err=True)
         raise typer.Exit(getattr(exc, "exit_code", 130))
+    except LoganalyzeError as exc:
+        _fail(str(exc))
     finally:
         database.close()
     if failed and not ok:
@@ -164,7 +170,7 @@ def _print_ingested(database, res) -> None:
     if s.get("format") != "onednn_verbose":
         return
     try:
-        kinds = database.summary(by="kind", source=res.source_id, family="onednn", output="rows")
+        kinds = database.summary(by="kind", source=res.source_id, family="onednn", wide=False, output="rows")
     except LoganalyzeError:
         return
     keep = ["kind", "exec_count", "exec_ms", "share_pct", "create_count", "create_ms"]
@@ -368,6 +374,11 @@ def export(
     if chrome_trace != "-":
         typer.echo(f"wrote {chrome_trace}: {stats.events} trace events and {stats.onednn_events} oneDNN events "
                    f"from {len(stats.sources)} file(s)", err=True)
+
+
+from . import cli_report  # noqa: E402  (compare, check, trend)
+
+cli_report.register(app)
 
 
 def main() -> None:
