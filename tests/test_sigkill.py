@@ -129,6 +129,7 @@ def test_sigkill_loop_leaves_whole_files_and_a_completing_rerun(tmp_path, fork_s
         stored = check_consistent(str(db), reference, read_only=True)
         partial += 1 < len(stored) < 1 + FILES_PER_RUN
         names = {rows["name"] for rows in stored.values()}
+        assert "dnnl_v1_style.log" in names, "the kill harmed a file stored before the run"
         cut = [f.name for f in batch if f.name not in names]
         hit.add(cut[0] if cut else "after the last file")
         with loganalyze.connect(str(db)) as d:
