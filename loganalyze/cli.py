@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from contextlib import contextmanager
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Optional, Tuple
 
 import typer
 
@@ -37,6 +37,7 @@ SOURCE_HELP = "Only this file: a source_id, file name or path (repeatable)"
 FORMATS = ("table", "csv", "json", "markdown")
 WAIT_HELP = "Seconds to wait while another process holds the database"
 WAIT_DEFAULT = 60.0
+DATASET_HELP = "Read a Parquet dataset directory (ingest --to parquet, export --parquet) instead of a database"
 
 
 def _version(value: bool) -> None:
@@ -62,21 +63,26 @@ def _check_format(fmt: str) -> str:
     return fmt
 
 
-def _open(db: Optional[str], read_only: bool, wait: float = WAIT_DEFAULT):
+def _open(db: Optional[str], read_only: bool, wait: float = WAIT_DEFAULT, dataset: Optional[str] = None):
     from .api import LoganalyzeError, connect
 
     try:
+        if dataset is not None:
+            if db is not None:
+                _fail("choose --db or --dataset, not both")
+            return connect(dataset=dataset)
         return connect(db, read_only=read_only, wait=wait, on_wait=lambda msg: typer.echo(msg, err=True))
     except LoganalyzeError as exc:
         _fail(str(exc))
 
 
 @contextmanager
-def _database(db: Optional[str], wait: float, read_only: bool = True) -> Iterator:
-    """The database for one command: a LoganalyzeError is one line and exit 2; always closed."""
+def _database(db: Optional[str], wait: float, read_only: bool = True, dataset: Optional[str] = None) -> Iterator:
+    """The database (or dataset) for one command: a LoganalyzeError is one line and exit 2;
+    always closed."""
     from .api import LoganalyzeError
 
-    database = _open(db, read_only=read_only, wait=wait)
+    database = _open(db, read_only=read_only, wait=wait, dataset=dataset)
     try:
         yield database
     except LoganalyzeError as exc:
@@ -99,25 +105,30 @@ def ingest(
     wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
     run: Optional[str] = typer.Option(None, "--run", help="Run label stored with every file"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print errors only"),
+    to: Optional[Tuple[str, str]] = typer.Option(None, "--to", metavar="parquet DIR", help="Append to a Parquet dataset directory instead of a database: --to parquet DIR"),
 ):
     """Read log files into the database, one transaction per file.
 
     The format of each file is detected from its content; gzip is read transparently.
-    A file already in the database (same content) is not ingested twice.
+    A file already in the database (same content) is not ingested twice.  With
+    --to parquet DIR the files go to a Parquet dataset instead (new part files only).
 
     Example: loganalyze ingest logs/ --run nightly-2026-11-22;
-    train.py 2>&1 | loganalyze ingest - --run nightly
+    train.py 2>&1 | loganalyze ingest - --run nightly;
+    loganalyze ingest --to parquet dataset/ logs/ --run nightly
     """
     from .ingest import IngestInterrupted
     from .progress import IngestProgress
     from .signals import interrupts_handled
 
-    database = _open(db, read_only=False, wait=wait)
+    dataset = _dataset_target(to, db)
+    database = _open(db, read_only=False, wait=wait) if dataset is None else None
     bar = IngestProgress() if (sys.stderr.isatty() and not quiet) else None
     ok = failed = 0
     try:
         with interrupts_handled():
-            results = database.iter_ingest(paths, run=run, progress=bar)
+            results = (database.iter_ingest(paths, run=run, progress=bar) if database is not None
+                       else _dataset_ingest(dataset, paths, run, bar))
             for res in results:
                 if bar:
                     bar.file_done()
@@ -145,11 +156,30 @@ def ingest(
         typer.echo(f"interrupted: {ok} file(s) ingested before it", err=True)
         raise typer.Exit(getattr(exc, "exit_code", 130))
     finally:
-        database.close()
+        if database is not None:
+            database.close()
     if failed and not ok:
         raise typer.Exit(2)
     if failed:
         raise typer.Exit(1)
+
+
+def _dataset_target(to: Optional[Tuple[str, str]], db: Optional[str]) -> Optional[str]:
+    """The dataset directory of ``--to parquet DIR`` (None: ingest into the database)."""
+    if not to:
+        return None
+    kind, directory = to
+    if kind != "parquet":
+        _fail(f"unknown --to {kind!r}; the one target is: --to parquet DIR")
+    if db is not None:
+        _fail("choose --db or --to parquet DIR, not both")
+    return directory
+
+
+def _dataset_ingest(directory: str, paths: List[str], run: Optional[str], bar):
+    from .dataset.ingest import ingest_to_dataset
+
+    return ingest_to_dataset(directory, paths, run_label=run, progress_factory=bar)
 
 
 def _print_ingested(database, res) -> None:
@@ -161,7 +191,7 @@ def _print_ingested(database, res) -> None:
     unit = "events" if s.get("format") == "trace_json" else "lines"
     typer.echo(f"  {unit} {s['lines_total']}: {s['lines_parsed']} parsed, "
                f"{s['lines_non_verbose']} other, {s['lines_skipped']} skipped")
-    if s.get("format") != "onednn_verbose":
+    if database is None or s.get("format") != "onednn_verbose":
         return
     try:
         kinds = database.summary(by="kind", source=res.source_id, family="onednn", output="rows")
@@ -180,6 +210,7 @@ def _print_ingested(database, res) -> None:
 def summary_cmd(
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
     wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
+    dataset: Optional[str] = typer.Option(None, "--dataset", help=DATASET_HELP),
     by: Optional[str] = typer.Option(None, "--by", help="Group keys, comma-separated. oneDNN: kind, impl, prop, shape, engine, alg, dtype, mds, attrs, aux, source, run. GPU: kernel (with grid, block, device, stream), memcpy, api, nvtx (with domain), op (with shapes); source, run. Traces: op, category, thread, process, shape, dtype, step; framework tables (--family optable): op, section, tool, rank. Default: every family present, each by its main key"),
     run: Optional[str] = typer.Option(None, "--run", help="Only files ingested with this run label"),
     source: Optional[List[str]] = typer.Option(None, "--source", help=SOURCE_HELP),
@@ -204,7 +235,7 @@ def summary_cmd(
     """
     _check_format(fmt)
     compact = fmt in ("table", "markdown") and not wide
-    with _database(db, wait) as database:
+    with _database(db, wait, dataset=dataset) as database:
         if benchdnn:
             for comment, line in database.benchdnn(top=top or 10, run=run, source=source):
                 typer.echo(comment)
@@ -231,6 +262,7 @@ def sql(
     query: str = typer.Argument(..., help="A SQL query over the documented tables and views"),
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
     wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
+    dataset: Optional[str] = typer.Option(None, "--dataset", help=DATASET_HELP),
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
 ):
     """Run read-only SQL over the database (see docs/schema.md).
@@ -241,7 +273,7 @@ def sql(
     _check_format(fmt)
     if not query.strip():
         _fail("empty query")
-    with _database(db, wait) as database:
+    with _database(db, wait, dataset=dataset) as database:
         result = database.sql(query, output="rows")
     if result.columns:
         _show(result, fmt)
@@ -251,12 +283,13 @@ def sql(
 def sources(
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
     wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
+    dataset: Optional[str] = typer.Option(None, "--dataset", help=DATASET_HELP),
     run: Optional[str] = typer.Option(None, "--run", help="Only files ingested with this run label"),
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
 ):
     """List the files in the database with their format, dialect and line counts."""
     _check_format(fmt)
-    with _database(db, wait) as database:
+    with _database(db, wait, dataset=dataset) as database:
         result = database.sources(wide=fmt != "table", run=run, output="rows")
     _show(result, fmt)
 
@@ -265,13 +298,14 @@ def sources(
 def skipped(
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
     wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
+    dataset: Optional[str] = typer.Option(None, "--dataset", help=DATASET_HELP),
     source: Optional[List[str]] = typer.Option(None, "--source", help=SOURCE_HELP),
     limit: int = typer.Option(50, "--limit", min=0, help="At most this many lines"),
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
 ):
     """Show skipped input lines with their line number and reason."""
     _check_format(fmt)
-    with _database(db, wait) as database:
+    with _database(db, wait, dataset=dataset) as database:
         result = database.skipped(source=source, limit=limit, output="rows")
     _show(result, fmt)
 
@@ -282,13 +316,14 @@ def runs_list(
     ctx: typer.Context,
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
     wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
+    dataset: Optional[str] = typer.Option(None, "--dataset", help=DATASET_HELP),
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
 ):
     """List the runs: label, files, formats, lines, first and last ingest time."""
     if ctx.invoked_subcommand is not None:
         return
     _check_format(fmt)
-    with _database(db, wait) as database:
+    with _database(db, wait, dataset=dataset) as database:
         result = database.runs(output="rows")
     _show(result, fmt)
 
@@ -332,6 +367,7 @@ def _change_runs(db, wait, change, message) -> None:
 @app.command()
 def export(
     chrome_trace: Optional[str] = typer.Option(None, "--chrome-trace", help="Write a trace-event JSON file (.gz: compressed; '-': stdout)"),
+    parquet: Optional[str] = typer.Option(None, "--parquet", help="Append the files to a Parquet dataset directory (Hive-partitioned by run and format)"),
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
     wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
     source: Optional[List[str]] = typer.Option(None, "--source", help=SOURCE_HELP),
@@ -344,12 +380,25 @@ def export(
     (ONEDNN_VERBOSE_TIMESTAMP=1) become one complete event per timed exec/create line.
     A failed or empty export leaves no file behind.
 
-    Example: loganalyze export --chrome-trace timeline.json.gz
+    --parquet DIR appends the chosen files to a Parquet dataset (the same tables, one
+    directory per table, partitioned by run and format; files already there are left out),
+    to read with --dataset DIR, plain DuckDB or Spark.
+
+    Examples: loganalyze export --chrome-trace timeline.json.gz;
+    loganalyze export --parquet dataset/
     """
     from .progress import LazyBar
 
+    if chrome_trace and parquet:
+        _fail("choose one export: --chrome-trace FILE or --parquet DIR")
+    if parquet:
+        with _database(db, wait) as database:
+            done = database.export_parquet(parquet, run=run, source=source)
+        typer.echo(f"wrote {parquet}: {done.added} file(s) added in {len(done.stats.files)} part file(s), "
+                   f"{done.already_there} already there", err=True)
+        return
     if not chrome_trace:
-        _fail("choose an export format: --chrome-trace FILE")
+        _fail("choose an export format: --chrome-trace FILE or --parquet DIR")
     bars: list[LazyBar] = []
 
     def progress(total: int):

@@ -1,0 +1,132 @@
+"""Ingest files straight into a Parquet dataset (``loganalyze ingest --to parquet DIR``).
+
+The normal importers read each file into a scratch in-memory database (the same code path as
+a database ingest, one transaction per file); every :data:`FLUSH_FILES` files, or
+:data:`FLUSH_ROWS` rows, the batch is appended to the dataset as new part files and dropped
+from the scratch database.  Content the dataset holds already (same ``sha256``) is reported
+as a duplicate and adds nothing; two writers of the same content at once are kept apart by
+claims (:mod:`loganalyze.dataset.claims`).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from typing import Callable, Iterator
+
+from ..store import Store
+from .claims import KnownSource, claim, known_sources, release
+from .layout import PartNamer, dataset_source_id
+from .writer import SourceToWrite, write_sources
+
+#: files parsed into the scratch database before they are written out
+FLUSH_FILES = 200
+#: rows (lines or events parsed) held in the scratch database before they are written out
+FLUSH_ROWS = 2_000_000
+
+
+class ScratchStore(Store):
+    """An in-memory store that also knows the dataset's content, so that ingest's own
+    duplicate check (size first, then hash) skips files the dataset holds."""
+
+    def __init__(self, known: dict[str, KnownSource]):
+        super().__init__(":memory:")
+        self.known = known
+        self._sizes = {k.size_bytes for k in known.values()}
+
+    def source_by_sha(self, sha256: str):
+        k = self.known.get(sha256)
+        if k is not None:
+            return k.source_id, k.path, k.run_label
+        return super().source_by_sha(sha256)
+
+    def has_size(self, size: int) -> bool:
+        return size in self._sizes or super().has_size(size)
+
+    def remember(self, sha256: str, source: KnownSource) -> None:
+        """A file written to the dataset since this store was opened."""
+        self.known[sha256] = source
+        self._sizes.add(source.size_bytes)
+
+
+class DatasetIngest:
+    """One writer appending files to the dataset at ``root``."""
+
+    def __init__(self, root: str | os.PathLike):
+        self.root = root
+        self.store = ScratchStore(known_sources(root))
+        self.namer = PartNamer()
+        self.pending: list[SourceToWrite] = []
+        self.pending_rows = 0
+
+    def ingest(self, paths: list[str], run_label: str | None = None,
+               progress_factory: Callable | None = None) -> Iterator:
+        """One :class:`~loganalyze.ingest.IngestResult` per file, with dataset source ids; the
+        last batch is written before the iterator ends."""
+        from ..ingest import ingest_paths
+
+        try:
+            for res in ingest_paths(self.store, paths, run_label=run_label, progress_factory=progress_factory):
+                res = self._take(res)
+                yield res
+                if len(self.pending) >= FLUSH_FILES or self.pending_rows >= FLUSH_ROWS:
+                    self.flush()
+            self.flush()
+        except BaseException:
+            release(self.root, [s.sha256 for s in self.pending])
+            self.pending = []
+            raise
+
+    def _take(self, res):
+        """Claim an ingested file for this writer (or give it up), and name it by its dataset id."""
+        from ..query.catalog import remove_sources
+
+        if res.status == "duplicate" and res.source_id is not None:
+            return replace(res, source_id=self._dataset_id(res.source_id))
+        if res.status != "ingested":
+            return res
+        sha = res.source["sha256"]
+        if not claim(self.root, sha):
+            with self.store.transaction():
+                remove_sources(self.store.con, [res.source_id])
+            return replace(res, status="duplicate", source_id=dataset_source_id(sha),
+                           message=f"{res.path}: being written to {self.root} by another writer "
+                                   f"(or a killed one: remove {self.root}/_claims/{sha})")
+        self.pending.append(SourceToWrite(res.source_id, sha, res.source.get("run_label"), res.format))
+        self.pending_rows += int(res.source.get("lines_parsed") or 0)
+        source = dict(res.source, source_id=dataset_source_id(sha))
+        return replace(res, source_id=source["source_id"], source=source)
+
+    def _dataset_id(self, sid: int) -> int:
+        """The dataset id of a source id ingest reported (scratch ids are small, dataset ids
+        are the hashes already)."""
+        row = self.store.con.execute("SELECT sha256 FROM sources WHERE source_id = ?", [sid]).fetchone()
+        return dataset_source_id(row[0]) if row else sid
+
+    def flush(self) -> None:
+        """Write the pending files to the dataset and drop them from the scratch database."""
+        from ..query.catalog import remove_sources
+
+        if not self.pending:
+            return
+        write_sources(self.store.con, self.root, self.pending, self.namer)
+        for s in self.pending:
+            size, path = self.store.con.execute("SELECT size_bytes, path FROM sources WHERE source_id = ?",
+                                                [s.source_id]).fetchone()
+            self.store.remember(s.sha256, KnownSource(s.dataset_id, path, s.run_label, size))
+        with self.store.transaction():
+            remove_sources(self.store.con, [s.source_id for s in self.pending])
+        self.pending, self.pending_rows = [], 0
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def ingest_to_dataset(root: str | os.PathLike, paths: list[str], run_label: str | None = None,
+                      progress_factory: Callable | None = None) -> Iterator:
+    """Ingest ``paths`` (files, globs, directories, ``-``) into the dataset at ``root``,
+    yielding one :class:`~loganalyze.ingest.IngestResult` per file."""
+    writer = DatasetIngest(root)
+    try:
+        yield from writer.ingest(paths, run_label, progress_factory)
+    finally:
+        writer.close()
