@@ -11,8 +11,8 @@ appenders never clash and readers never see half a file.  The ``sources`` part o
 renamed last.  ``source_id`` is derived from the content hash (:func:`dataset_source_id`), so
 independent writers agree on it without talking to each other.  The column types are those of
 the DuckDB schema (``loganalyze/schema/*.sql``), defined once for both stores; only
-``source_id`` widens to BIGINT and HUGEINT columns travel as DECIMAL(38,0) (Parquet has no
-128-bit integer).
+``source_id`` widens to BIGINT, HUGEINT columns travel as DECIMAL(38,0) (Parquet has no
+128-bit integer) and JSON columns as plain strings (:data:`STORED_AS`).
 """
 from __future__ import annotations
 
@@ -29,8 +29,9 @@ NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 CLAIMS_DIR = "_claims"
 #: the type of source_id in a dataset (ids are 63-bit hashes, see dataset_source_id)
 SOURCE_ID_TYPE = "BIGINT"
-#: how a HUGEINT column is stored in Parquet, which has no 128-bit integer
-HUGEINT_STORED_AS = "DECIMAL(38,0)"
+#: how columns of these types are stored in Parquet: it has no 128-bit integer, and Spark
+#: reads JSON-annotated strings only as plain strings
+STORED_AS = {"HUGEINT": "DECIMAL(38,0)", "JSON": "VARCHAR"}
 #: the table written last by each batch: a file's rows are all in place once its sources row is
 SOURCES = "sources"
 
@@ -56,7 +57,7 @@ class Column:
     @property
     def stored_type(self) -> str | None:
         """The type written to Parquet when it differs from :attr:`dataset_type`."""
-        return HUGEINT_STORED_AS if self.type == "HUGEINT" else None
+        return STORED_AS.get(self.type)
 
 
 @lru_cache(maxsize=1)
