@@ -60,7 +60,7 @@ def summary(con, by: list[str], run: str | None = None, top: int | None = None,
     sql = f"""
     WITH per_shape AS (
         SELECT source_id, shape_id, count(*) AS n, count(time_ms) AS n_timed,
-               sum(time_ms::DECIMAL(38,9)) AS total, min(time_ms) AS lo, max(time_ms) AS hi
+               sum(time_ms::DECIMAL(38,18)) AS total, min(time_ms) AS lo, max(time_ms) AS hi
         FROM onednn_events
         WHERE source_id IN ({sources_sql})
         GROUP BY ALL
