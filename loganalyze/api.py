@@ -151,25 +151,47 @@ class Database:
 
     # ------------------------------------------------------------------ ingest
     def iter_ingest(self, paths: str | os.PathLike | Iterable[str | os.PathLike], run: str | None = None,
-                    progress: Callable[[Any], Callable[[int], None] | None] | None = None
-                    ) -> Iterator["IngestResult"]:
+                    progress: Callable[[Any], Callable[[int], None] | None] | None = None,
+                    jobs: int | None = None) -> Iterator["IngestResult"]:
         """Ingest files, globs, directories or ``-`` (standard input), one transaction per file,
         yielding an :class:`~loganalyze.ingest.IngestResult` as each file is done.
 
         ``progress`` is called with each input file and may return a callback taking the
-        number of bytes read so far (the CLI draws its progress bar with it)."""
-        from .ingest import ingest_paths
-
+        number of bytes read so far (the CLI draws its progress bar with it).  ``jobs``:
+        worker processes that parse files while this process writes (see
+        :mod:`loganalyze.parallel`); ``None`` means one per core when there are several files
+        and enough bytes to repay starting them, ``1`` never.  With workers, ``progress``
+        only asks for one bar over all files (files/s, MB/s) on standard error."""
         self._writable()
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
-        yield from ingest_paths(self._store, [os.fspath(p) for p in paths], run_label=run,
-                                progress_factory=progress)
+        yield from self._ingest_results([os.fspath(p) for p in paths], run, progress, jobs)
+
+    def _ingest_results(self, paths: list[str], run, progress, jobs) -> Iterator["IngestResult"]:
+        """Serial or parallel ingest; duplicates carry the format of the file that holds them."""
+        from .ingest import ingest_paths
+        from .inputs import expand_paths
+        from .parallel import parallel_ingest, with_format, worth_parallel
+
+        cands = expand_paths(paths)
+        if worth_parallel(cands, jobs):
+            yield from parallel_ingest(self._store, cands, run_label=run, jobs=jobs, show_progress=bool(progress))
+            return
+        for res in ingest_paths(self._store, paths, run_label=run, progress_factory=progress):
+            yield with_format(self._store, res)
 
     def ingest(self, paths: str | os.PathLike | Iterable[str | os.PathLike], run: str | None = None,
-               progress: Callable[[Any], Callable[[int], None] | None] | None = None) -> list["IngestResult"]:
+               progress: Callable[[Any], Callable[[int], None] | None] | None = None,
+               jobs: int | None = None) -> list["IngestResult"]:
         """Ingest files (see :meth:`iter_ingest`) and return one result per file."""
-        return list(self.iter_ingest(paths, run=run, progress=progress))
+        return list(self.iter_ingest(paths, run=run, progress=progress, jobs=jobs))
+
+    def ingest_report(self, results: Iterable["IngestResult"], output: Output = "pandas"):
+        """What an ingest did, by format: files ingested, skipped (content already there) and
+        rejected, and the lines parsed (the table ``loganalyze ingest`` ends with)."""
+        from .ingest_report import by_format
+
+        return _out(*by_format(results), output)
 
     # ------------------------------------------------------------------ questions
     def summary(self, by: str | Sequence[str] | None = None, run: str | None = None,

@@ -106,6 +106,7 @@ def ingest(
     run: Optional[str] = typer.Option(None, "--run", help="Run label stored with every file"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print errors only"),
     to: Optional[Tuple[str, str]] = typer.Option(None, "--to", metavar="parquet DIR", help="Append to a Parquet dataset directory instead of a database: --to parquet DIR"),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes parsing files while one process writes (default: one per core, for several files over 32 MB in all; 1: none)"),
 ):
     """Read log files into the database, one transaction per file.
 
@@ -125,11 +126,13 @@ def ingest(
     database = _open(db, read_only=False, wait=wait) if dataset is None else None
     bar = IngestProgress() if (sys.stderr.isatty() and not quiet) else None
     ok = failed = 0
+    seen: list = []
     try:
         with interrupts_handled():
-            results = (database.iter_ingest(paths, run=run, progress=bar) if database is not None
+            results = (database.iter_ingest(paths, run=run, progress=bar, jobs=jobs) if database is not None
                        else _dataset_ingest(dataset, paths, run, bar))
             for res in results:
+                seen.append(res)
                 if bar:
                     bar.file_done()
                 if res.status == "error":
@@ -158,10 +161,20 @@ def ingest(
     finally:
         if database is not None:
             database.close()
+    if len(seen) > 1 and not quiet:
+        _print_report(seen)
     if failed and not ok:
         raise typer.Exit(2)
     if failed:
         raise typer.Exit(1)
+
+
+def _print_report(results) -> None:
+    """The table an ingest of several files ends with: ingested, skipped, rejected by format."""
+    from .ingest_report import by_format
+    from .query.output import render
+
+    typer.echo(render(*by_format(results), "table"), err=True)
 
 
 def _dataset_target(to: Optional[Tuple[str, str]], db: Optional[str]) -> Optional[str]:

@@ -112,6 +112,14 @@ class Store:
         return bool(self.con.execute("SELECT count(*) FROM sources WHERE size_bytes = ?", [size]).fetchone()[0])
 
 
+def finish_results(con) -> None:
+    """Finish a result ``execute()`` left partly fetched (``fetchone``): DuckDB 2 refuses a
+    relation query (``con.sql``) on the connection until it is done."""
+    complete = getattr(con, "complete", None)
+    if complete is not None:
+        complete()
+
+
 def _connect(path: str, read_only: bool, wait: float, on_wait):
     import time
 

@@ -10,20 +10,10 @@ adds nothing.  (A writer killed with SIGKILL can leave a claim without data: rem
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
+from ..scratch import KnownSource
 from .layout import CLAIMS_DIR, has_parts, table_glob
-
-
-@dataclass(frozen=True)
-class KnownSource:
-    """A file the dataset already holds."""
-
-    source_id: int
-    path: str
-    run_label: str | None
-    size_bytes: int
 
 
 def known_sources(root: str | os.PathLike) -> dict[str, KnownSource]:
@@ -37,10 +27,11 @@ def known_sources(root: str | os.PathLike) -> dict[str, KnownSource]:
     glob = table_glob(root, "sources").replace("'", "''")
     with duckdb.connect(":memory:", config=CONNECT_CONFIG) as con:
         rows = con.execute(
-            f"""SELECT sha256, any_value(source_id), any_value(path), any_value(run_label), any_value(size_bytes)
+            f"""SELECT sha256, any_value(source_id), any_value(path), any_value(run_label), any_value(size_bytes),
+                       any_value(format)
                 FROM read_parquet('{glob}', hive_partitioning = false, union_by_name = true)
                 GROUP BY sha256""").fetchall()
-    return {sha: KnownSource(sid, path, run, size) for sha, sid, path, run, size in rows}
+    return {sha: KnownSource(sid, path, run, size, fmt) for sha, sid, path, run, size, fmt in rows}
 
 
 def claim(root: str | os.PathLike, sha256: str) -> bool:

@@ -13,8 +13,8 @@ import os
 from dataclasses import replace
 from typing import Callable, Iterator
 
-from ..store import Store
-from .claims import KnownSource, claim, known_sources, release
+from ..scratch import KnownSource, ScratchStore
+from .claims import claim, known_sources, release
 from .layout import PartNamer, dataset_source_id
 from .writer import SourceToWrite, write_sources
 
@@ -22,30 +22,6 @@ from .writer import SourceToWrite, write_sources
 FLUSH_FILES = 200
 #: rows (lines or events parsed) held in the scratch database before they are written out
 FLUSH_ROWS = 2_000_000
-
-
-class ScratchStore(Store):
-    """An in-memory store that also knows the dataset's content, so that ingest's own
-    duplicate check (size first, then hash) skips files the dataset holds."""
-
-    def __init__(self, known: dict[str, KnownSource]):
-        super().__init__(":memory:")
-        self.known = known
-        self._sizes = {k.size_bytes for k in known.values()}
-
-    def source_by_sha(self, sha256: str):
-        k = self.known.get(sha256)
-        if k is not None:
-            return k.source_id, k.path, k.run_label
-        return super().source_by_sha(sha256)
-
-    def has_size(self, size: int) -> bool:
-        return size in self._sizes or super().has_size(size)
-
-    def remember(self, sha256: str, source: KnownSource) -> None:
-        """A file written to the dataset since this store was opened."""
-        self.known[sha256] = source
-        self._sizes.add(source.size_bytes)
 
 
 class DatasetIngest:
@@ -81,7 +57,7 @@ class DatasetIngest:
         from ..query.catalog import remove_sources
 
         if res.status == "duplicate" and res.source_id is not None:
-            return replace(res, source_id=self._dataset_id(res.source_id))
+            return self._duplicate(res)
         if res.status != "ingested":
             return res
         sha = res.source["sha256"]
@@ -96,11 +72,15 @@ class DatasetIngest:
         source = dict(res.source, source_id=dataset_source_id(sha))
         return replace(res, source_id=source["source_id"], source=source)
 
-    def _dataset_id(self, sid: int) -> int:
-        """The dataset id of a source id ingest reported (scratch ids are small, dataset ids
-        are the hashes already)."""
-        row = self.store.con.execute("SELECT sha256 FROM sources WHERE source_id = ?", [sid]).fetchone()
-        return dataset_source_id(row[0]) if row else sid
+    def _duplicate(self, res):
+        """A duplicate named by its dataset id and format (ingest reports scratch ids for files
+        still pending, and dataset ids, the hashes, for files written)."""
+        row = self.store.con.execute("SELECT sha256, format FROM sources WHERE source_id = ?",
+                                     [res.source_id]).fetchone()
+        if row:
+            return replace(res, source_id=dataset_source_id(row[0]), format=row[1])
+        known = self.store.by_id.get(res.source_id)
+        return replace(res, format=known.format if known else None)
 
     def flush(self) -> None:
         """Write the pending files to the dataset and drop them from the scratch database."""
@@ -112,7 +92,7 @@ class DatasetIngest:
         for s in self.pending:
             size, path = self.store.con.execute("SELECT size_bytes, path FROM sources WHERE source_id = ?",
                                                 [s.source_id]).fetchone()
-            self.store.remember(s.sha256, KnownSource(s.dataset_id, path, s.run_label, size))
+            self.store.remember(s.sha256, KnownSource(s.dataset_id, path, s.run_label, size, s.format))
         with self.store.transaction():
             remove_sources(self.store.con, [s.source_id for s in self.pending])
         self.pending, self.pending_rows = [], 0

@@ -1,7 +1,7 @@
 """Write the rows of some sources from a DuckDB store into a Parquet dataset (append only).
 
 The rows are read from any connection holding the schema's tables (a database file, or the
-scratch in-memory database of a dataset ingest) and written with DuckDB's ``COPY ... TO``,
+scratch in-memory database of a dataset ingest) as Arrow batches and written with pyarrow,
 one part file per table and partition (run, format), ``source_id`` replaced by the dataset id
 derived from the content hash.  Existing part files are never touched; the ``sources`` part
 of each partition is renamed into place last.
@@ -18,6 +18,8 @@ from .layout import (SOURCES, Column, DatasetError, PartNamer, dataset_source_id
 
 #: Parquet compression of the part files (zstd: small files, fast to read; DuckDB and Spark read it)
 COMPRESSION = "zstd"
+#: rows per Arrow batch between DuckDB and the Parquet writer (one row group per batch)
+ROWS_PER_BATCH = 1 << 20
 
 
 @dataclass
@@ -58,8 +60,6 @@ def _select_list(columns: tuple[Column, ...], alias: str) -> str:
 def write_sources(con, root: str | os.PathLike, sources: list[SourceToWrite],
                   namer: PartNamer | None = None) -> WriteStats:
     """Append the rows of ``sources`` (read through ``con``) to the dataset at ``root``."""
-    import pyarrow as pa
-
     stats = WriteStats()
     if not sources:
         return stats
@@ -69,27 +69,23 @@ def write_sources(con, root: str | os.PathLike, sources: list[SourceToWrite],
     for s in sources:
         by_partition[(s.run_label, s.format)].append(s)
     for (run, fmt), group in by_partition.items():
-        id_map = pa.table({  # noqa: F841 - read by DuckDB's replacement scan
-            "store_id": pa.array([s.source_id for s in group], pa.int64()),
-            "dataset_id": pa.array([s.dataset_id for s in group], pa.int64()),
-        })
-        con.execute("CREATE OR REPLACE TEMP TABLE _ds_map AS SELECT * FROM id_map")
+        # the id map inline: a read-only database may not scan Python objects or write files
+        id_map = "(VALUES " + ", ".join(f"({int(s.source_id)}, {int(s.dataset_id)})" for s in group) + \
+            ") AS m(store_id, dataset_id)"
+        written: list[tuple[Path, Path]] = []
         try:
-            written: list[tuple[Path, Path]] = []
             for table, columns in tables.items():
                 if table == SOURCES:
                     continue
-                query = _table_query(table, columns)
-                _copy(con, query, partition_dir(root, table, run, fmt), namer, table, stats, written)
+                query = _table_query(table, columns, id_map)
+                _write_part(con, query, partition_dir(root, table, run, fmt), namer, table, stats, written)
             # the sources part last: a reader sees a file's rows all at once or not at all
-            _copy(con, _table_query(SOURCES, tables[SOURCES]), partition_dir(root, SOURCES, run, fmt),
-                  namer, SOURCES, stats, written)
+            _write_part(con, _table_query(SOURCES, tables[SOURCES], id_map), partition_dir(root, SOURCES, run, fmt),
+                        namer, SOURCES, stats, written)
         except BaseException:
             for tmp, _ in written:
                 tmp.unlink(missing_ok=True)
             raise
-        finally:
-            con.execute("DROP TABLE IF EXISTS temp._ds_map")
         for tmp, final in written:
             os.replace(tmp, final)
             stats.files.append(final)
@@ -97,38 +93,43 @@ def write_sources(con, root: str | os.PathLike, sources: list[SourceToWrite],
     return stats
 
 
-def _table_query(table: str, columns: tuple[Column, ...]) -> str:
+def _table_query(table: str, columns: tuple[Column, ...], id_map: str) -> str:
     if not any(c.name == "source_id" for c in columns):
         if table != "onednn_shapes":
             raise DatasetError(f"table {table} has no source_id: the dataset writer does not know it")
         # the shared dictionary: the shapes this partition's events use (duplicates across
         # partitions are dropped on read)
         return (f"SELECT {_select_list(columns, 't')} FROM onednn_shapes t WHERE t.shape_id IN "
-                "(SELECT e.shape_id FROM onednn_events e JOIN _ds_map m ON e.source_id = m.store_id)")
-    return f"SELECT {_select_list(columns, 't')} FROM \"{table}\" t JOIN _ds_map m ON t.source_id = m.store_id"
+                f"(SELECT e.shape_id FROM onednn_events e JOIN {id_map} ON e.source_id = m.store_id)")
+    return f'SELECT {_select_list(columns, "t")} FROM "{table}" t JOIN {id_map} ON t.source_id = m.store_id'
 
 
-def _copy(con, query: str, directory: Path, namer: PartNamer, table: str, stats: WriteStats,
-          written: list[tuple[Path, Path]]) -> None:
-    """COPY ``query`` to a new part file in ``directory`` under its temporary name (no file when
-    the query has no rows)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    final = directory / namer.next_name()
-    tmp = temp_name(final)
-    written.append((tmp, final))
-    count = con.execute(f"COPY ({query}) TO '{_sql_path(tmp)}' (FORMAT parquet, COMPRESSION {COMPRESSION})"
-                        ).fetchone()[0]
-    if not count:
-        written.pop()
-        tmp.unlink(missing_ok=True)
-        for empty in (directory, directory.parent):  # no empty partition directories left behind
-            try:
-                empty.rmdir()
-            except OSError:
-                break
-        return
+def _write_part(con, query: str, directory: Path, namer: PartNamer, table: str, stats: WriteStats,
+                written: list[tuple[Path, Path]]) -> None:
+    """Write the rows of ``query`` to a new part file in ``directory`` under its temporary
+    name (no file when there are no rows).  pyarrow writes the file: DuckDB streams Arrow
+    batches, so memory stays at one batch, and a read-only database can be exported too."""
+    import pyarrow.parquet as pq
+
+    from ..store import finish_results
+
+    finish_results(con)
+    reader = con.sql(query).to_arrow_reader(ROWS_PER_BATCH)
+    writer = None
+    count = 0
+    try:
+        for batch in reader:
+            if not batch.num_rows:
+                continue
+            if writer is None:
+                directory.mkdir(parents=True, exist_ok=True)
+                final = directory / namer.next_name()
+                tmp = temp_name(final)
+                written.append((tmp, final))
+                writer = pq.ParquetWriter(tmp, reader.schema, compression=COMPRESSION)
+            writer.write_batch(batch)
+            count += batch.num_rows
+    finally:
+        if writer is not None:
+            writer.close()
     stats.rows[table] += count
-
-
-def _sql_path(path: Path) -> str:
-    return str(path).replace("'", "''")

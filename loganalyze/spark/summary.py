@@ -2,7 +2,7 @@
 over a loganalyze Parquet dataset.
 
 They mirror the DuckDB query layer's definitions (``loganalyze/query``): the same rows count,
-the same sums (oneDNN milliseconds as DECIMAL(38,9) per event, GPU and trace times as integer
+the same sums (oneDNN milliseconds as DECIMAL(38,18) per event, as loganalyze/query/onednn_summary.py sums them, GPU and trace times as integer
 nanoseconds), so the totals are equal to ``loganalyze summary --dataset DIR`` digit for digit.
 Only the main statistics are computed (counts, totals, min and max; no medians or shares).
 """
@@ -37,16 +37,16 @@ def onednn_by_kind(spark, root):
     prim = (ev.join(sh, "shape_id")
             .where((F.coalesce(F.expr("nullif(component, '')"), F.lit("primitive")) == "primitive")
                    & F.col("op_class").isin("exec", "create", "create_nested", "check", "dispatch")))
-    ms = F.col("time_ms").cast("decimal(38,9)")
+    ms = F.col("time_ms").cast("decimal(38,18)")
 
     def of(cls, what):
         return F.when(F.col("op_class") == cls, what)
 
     return (prim.groupBy(F.coalesce(F.col("kind"), F.lit("")).alias("kind"))
             .agg(F.count(of("exec", F.col("time_ms"))).alias("exec_count"),
-                 F.coalesce(F.sum(of("exec", ms)), F.lit(0).cast("decimal(38,9)")).alias("exec_ms"),
+                 F.coalesce(F.sum(of("exec", ms)), F.lit(0).cast("decimal(38,18)")).alias("exec_ms"),
                  F.count(of("create", F.col("time_ms"))).alias("create_count"),
-                 F.coalesce(F.sum(of("create", ms)), F.lit(0).cast("decimal(38,9)")).alias("create_ms"))
+                 F.coalesce(F.sum(of("create", ms)), F.lit(0).cast("decimal(38,18)")).alias("create_ms"))
             .orderBy(F.desc("exec_ms"), F.desc("create_ms"), "kind"))
 
 
