@@ -27,7 +27,6 @@ from functools import lru_cache
 import pyparsing as pp
 
 # --------------------------------------------------------------------------- leading fields
-COMMA = pp.Suppress(",")
 END_OF_FIELD = r"(?=,|$)"
 
 #: what a verbose line starts with, one per generation (oneDNN, DNNL, MKL-DNN)

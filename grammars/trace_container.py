@@ -19,7 +19,6 @@ class ContainerError(Exception):
 
 
 #: number literal or the JSON-ish constants Python's json module accepts
-_WS = b" \t\r\n"
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -33,6 +32,14 @@ class Prefix:
 
 def _exact_decoder() -> json.JSONDecoder:
     return json.JSONDecoder(parse_float=Decimal, parse_constant=lambda c: Decimal(c.replace("Infinity", "Inf")))
+
+
+def _member_value(raw: bytes):
+    """A top-level member's value (exact numbers), or None when it is not valid JSON."""
+    try:
+        return _exact_decoder().decode(raw.decode("utf-8", "replace"))
+    except ValueError:
+        return None
 
 
 def _skip_ws(text: str, i: int) -> int:
@@ -107,10 +114,7 @@ def scan_prefix(head: bytes, complete: bool) -> Prefix | None:
             raise ContainerError(f"top-level member {key!r} is not valid JSON") from None
         if k >= len(text) and not complete:
             return None  # a number may continue
-        try:
-            meta[key] = _exact_decoder().decode(head[j:k].decode("utf-8", "replace"))
-        except ValueError:
-            meta[key] = None
+        meta[key] = _member_value(head[j:k])
         keys.append(key)
         i = k
     if complete:
@@ -228,10 +232,7 @@ def _decode_from(text: str, s: int, at_array_start: bool, dec, container: str, r
             return None
         if key == "traceEvents":
             return None
-        try:
-            meta[key] = _exact_decoder().decode(raw[v0:v1].decode("utf-8", "replace"))
-        except ValueError:
-            meta[key] = None
+        meta[key] = _member_value(raw[v0:v1])
         keys.append(key)
         j = v1
 

@@ -22,7 +22,6 @@ traces (categories, ``ac2g`` flows, ``External id``/``correlation``); see docs/f
 """
 from __future__ import annotations
 
-import re
 from typing import Iterable
 
 from .cxx_names import short_name
@@ -61,8 +60,6 @@ PHASES = {
 ASYNC_BEGIN = ("b", "S")
 ASYNC_END = ("e", "F")
 FLOW_PHASES = ("s", "t", "f")
-#: phases whose event has no meaningful ``ts`` requirement
-TS_OPTIONAL = ("M",)
 
 # --------------------------------------------------------------------------- categories
 #: framework operators: their durations are the per-operator totals, they nest (self time)
@@ -93,10 +90,6 @@ KINETO_CATEGORIES = ("cpu_op", "cuda_runtime", "cuda_driver", "kernel", "python_
                      "gpu_memcpy", "gpu_memset", "Trace", "ac2g", "gpu_user_annotation", "cuda_sync")
 MXNET_CATEGORIES = ("operator", "MXNET_C_API", "Device Storage", "Custom Operator", "Pool Memory")
 
-#: a ProfilerStep annotation (PyTorch profiler schedule)
-STEP_NAME_RE = re.compile(r"^ProfilerStep#(\d+)$")
-
-
 def detect_flavour(top_level_keys: Iterable[str], categories: Iterable[str]) -> str:
     """``kineto``, ``mxnet`` or ``generic`` from the top-level keys and the categories seen."""
     keys = set(top_level_keys)
@@ -109,7 +102,8 @@ def detect_flavour(top_level_keys: Iterable[str], categories: Iterable[str]) -> 
     return "generic"
 
 
-def _sql_list(items: Iterable[str]) -> str:
+def sql_list(items: Iterable[str]) -> str:
+    """``items`` as a list of SQL string literals (for ``IN (...)``)."""
     return ", ".join("'" + i.replace("'", "''") + "'" for i in items)
 
 
@@ -124,28 +118,28 @@ def role_sql(flavour: str, ph: str = "ph", cat: str = "cat") -> str:
     ``counter``, ``metadata``, ``flow``, ``other``.
     """
     gpu_cases = " ".join(f"WHEN {cat} = '{c}' THEN '{r}'" for c, r in GPU_ROLES.items())
-    launch = (f"{cat} IN ({_sql_list(LAUNCH_CATEGORIES)}) OR "
+    launch = (f"{cat} IN ({sql_list(LAUNCH_CATEGORIES)}) OR "
               + " OR ".join(f"ends_with({cat}, '{s}')" for s in LAUNCH_SUFFIXES))
     if flavour in ("kineto", "mxnet"):
-        op_test = f"{cat} IN ({_sql_list(OP_CATEGORIES)})"
+        op_test = f"{cat} IN ({sql_list(OP_CATEGORIES)})"
     else:
-        op_test = f"coalesce({cat}, '') NOT IN ({_sql_list(NON_OP_CATEGORIES)})"
+        op_test = f"coalesce({cat}, '') NOT IN ({sql_list(NON_OP_CATEGORIES)})"
     return f"""CASE
         WHEN {ph} IN ('X', 'B') THEN CASE
             WHEN {op_test} THEN 'op'
             {gpu_cases}
             WHEN {launch} THEN 'launch'
-            WHEN {cat} IN ({_sql_list(GPU_OTHER_CATEGORIES)}) THEN 'gpu_other'
-            WHEN {cat} IN ({_sql_list(PYTHON_CATEGORIES)}) THEN 'python'
-            WHEN {cat} IN ({_sql_list(TRACE_CATEGORIES)}) THEN 'trace'
+            WHEN {cat} IN ({sql_list(GPU_OTHER_CATEGORIES)}) THEN 'gpu_other'
+            WHEN {cat} IN ({sql_list(PYTHON_CATEGORIES)}) THEN 'python'
+            WHEN {cat} IN ({sql_list(TRACE_CATEGORIES)}) THEN 'trace'
             ELSE 'span' END
         WHEN {ph} = 'E' THEN 'end'
-        WHEN {ph} IN ({_sql_list(ASYNC_BEGIN)}) THEN 'async'
-        WHEN {ph} IN ({_sql_list(ASYNC_END)}) THEN 'async_end'
+        WHEN {ph} IN ({sql_list(ASYNC_BEGIN)}) THEN 'async'
+        WHEN {ph} IN ({sql_list(ASYNC_END)}) THEN 'async_end'
         WHEN {ph} IN ('i', 'I', 'R', 'n', 'T', 'p') THEN 'instant'
         WHEN {ph} = 'C' THEN 'counter'
         WHEN {ph} = 'M' THEN 'metadata'
-        WHEN {ph} IN ('s', 't', 'f') THEN 'flow'
+        WHEN {ph} IN ({sql_list(FLOW_PHASES)}) THEN 'flow'
         ELSE 'other' END"""
 
 
@@ -192,15 +186,6 @@ def ns_to_us_text(ns: int) -> str:
 # --------------------------------------------------------------------------- kernels
 #: the copy direction in a memcpy event's name (also used as a DuckDB regex)
 MEMCPY_KIND_PATTERN = r"\b(HtoD|DtoH|DtoD|HtoH|PtoP|DtoA|AtoD|AtoH|HtoA|AtoA)\b"
-_MEMCPY_KIND_RE = re.compile(MEMCPY_KIND_PATTERN)
-
-
-def memcpy_kind(name: str | None) -> str | None:
-    """``Memcpy HtoD (Pageable -> Device)`` -> ``HtoD``."""
-    if not name:
-        return None
-    m = _MEMCPY_KIND_RE.search(name)
-    return m.group(1) if m else None
 
 
 #: a kernel's short name: the one C++ short-name rule (``operator()`` stays whole)

@@ -432,6 +432,11 @@ def export(
                    f"from {len(stats.sources)} file(s)", err=True)
 
 
+from . import cli_report  # noqa: E402  (compare, check, trend)
+
+cli_report.register(app)
+
+
 def main() -> None:
     try:
         app()

@@ -85,6 +85,8 @@ def write_chrome_trace(con, path: str, source_ids: list[int] | None = None, run:
     import os
     import tempfile
 
+    from .inputs import remove_file
+
     plan = plan_sources(con, source_ids, run, onednn)
     if not plan[0] and not plan[1]:
         raise ExportError("nothing to export: no trace events or timestamped oneDNN verbose lines"
@@ -105,21 +107,12 @@ def write_chrome_trace(con, path: str, source_ids: list[int] | None = None, run:
                 stats = export_chrome_trace(con, out, plan=plan, progress=report)
         os.replace(tmp, path)
     except OSError as exc:
-        _remove(tmp)
+        remove_file(tmp)
         raise ExportError(f"{path}: cannot write: {exc.strerror or exc}") from None
     except BaseException:
-        _remove(tmp)
+        remove_file(tmp)
         raise
     return stats
-
-
-def _remove(path: str) -> None:
-    import os
-
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
 
 
 def count_events(con, plan) -> int:

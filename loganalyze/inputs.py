@@ -103,7 +103,7 @@ class InputFile:
         self._cleanup = None
         if path == STDIN:
             self._spool = _spool_stdin()
-            self._cleanup = weakref.finalize(self, _remove, self._spool)
+            self._cleanup = weakref.finalize(self, remove_file, self._spool)
             self.path, self.name, self.local_path, self.source_path = STDIN_NAME, STDIN_NAME, self._spool, STDIN
         else:
             self.path, self.name, self.local_path = path, os.path.basename(path), path
@@ -343,12 +343,13 @@ def _spool_stdin() -> str:
             while block := stream.read(CHUNK):
                 out.write(block)
     except BaseException:
-        _remove(path)
+        remove_file(path)
         raise
     return path
 
 
-def _remove(path: str) -> None:
+def remove_file(path: str) -> None:
+    """Delete ``path`` if it is there (temporary files on every way out)."""
     try:
         os.unlink(path)
     except OSError:

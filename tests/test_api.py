@@ -172,3 +172,36 @@ def test_exact_sums_without_float_noise(tmp_path):
         rec = db.summary(by="kind").to_dict("records")[0]
     assert rec["exec_ms"] == 191.07 and rec["exec_count"] == 4
     assert json.dumps(rec["exec_ms"]) == "191.07"
+
+
+def _corpus_files(corpus):
+    return sorted(p for d in ("onednn_verbose", "trace_json", "nsys", "nvprof", "mxnet_stats", "pyprof")
+                  for p in (corpus / d).glob("*") if p.is_file())
+
+
+def test_every_corpus_file_dataframe_equals_cli_json(corpus, tmp_path, cli):
+    """On every real public file: each family summary the file has, as a DataFrame, equals the
+    CLI's JSON."""
+    db = str(tmp_path / "corpus.duckdb")
+    files = _corpus_files(corpus)
+    assert cli("ingest", "-q", "--db", db, *files).exit_code in (0, 1)
+    with loganalyze.connect(db, read_only=True) as d:
+        names = d.sources()["name"].tolist()
+        assert len(names) >= len(files) - 2
+        checked = 0
+        for name in names:
+            try:
+                fams = d.summaries(source=name)
+            except LoganalyzeError as exc:  # e.g. a metrics-only export: the CLI says the same
+                res = cli("summary", "--db", db, "--source", name)
+                assert res.exit_code == 2 and res.stderr == f"error: {exc}\n"
+                checked += 1
+                continue
+            for fam in fams:
+                keys = ",".join(fam.by)
+                res = cli("summary", "--db", db, "--by", keys, "--family", fam.family, "--source", name,
+                          "--format", "json")
+                assert res.exit_code == 0, res.output
+                _same(fam.result, res.json())
+                checked += 1
+    assert checked >= len(names)

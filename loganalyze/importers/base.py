@@ -124,28 +124,32 @@ class IngestContext:
         if not self._skipped:
             return
         nums, reasons, texts = zip(*self._skipped)
+        types = arrow_types(self.con, "skipped_lines")
         insert_arrow(self.con, "skipped_lines", pa.table({
-            "source_id": pa.array([self.source_id] * len(nums), pa.int32()),
-            "line_no": pa.array(nums, pa.int64()),
-            "reason": pa.array(reasons, pa.string()),
-            "text": pa.array(texts, pa.string()),
+            "source_id": pa.array([self.source_id] * len(nums), types["source_id"]),
+            "line_no": pa.array(nums, types["line_no"]),
+            "reason": pa.array(reasons, types["reason"]),
+            "text": pa.array(texts, types["text"]),
         }))
         self._skipped.clear()
 
     def finish(self, total: int, parsed: int, non_data: int | None = None, what: str = "record", *,
-               unit: str = "line", hint: str = "", empty: str | None = None, warn: bool = True) -> None:
+               unit: str = "line", hint: str = "", empty: str | None = None, warn: bool = True,
+               none_is_error: bool = True) -> None:
         """The one way to finish a source: flush the skipped lines, fill the ``sources``
         counters (``non_data`` defaults to total - parsed - skipped) and warn about skipped
         lines (``warn``); raise InputError naming the file when nothing was read.
 
         ``what`` names one record ("trace event"), ``unit`` what a skipped line number counts
         ("line", "event", "row"); when nothing was read and nothing skipped the message is
-        ``empty`` when given, else "no <what> found (<hint>)".
+        ``empty`` when given, else "no <what> found (<hint>)".  ``none_is_error=False`` keeps a
+        source whose records were all skipped (the oneDNN reader: its lines are in the file,
+        and the caller already failed a file with none).
         """
         self.flush_skipped()
         path = self.file.path
         skipped = self.skipped_count
-        if parsed == 0:
+        if parsed == 0 and (none_is_error or not skipped):
             first = self.first_skip()
             if first is not None:
                 msg = (f"none of the {skipped} {what}s could be read "
@@ -202,6 +206,7 @@ class RowBuffer:
         self.types = {c: types[c] for c in self.columns}
         if "source_id" in self.types or "source_id" not in types:
             self.source_id = None  # the rows carry it, or the table has none
+        self._source_id_type = types.get("source_id")
         self._cols: dict[str, list] = {c: [] for c in self.columns}
         self.count = 0  # rows waiting
         self.total = 0  # rows inserted
@@ -225,7 +230,7 @@ class RowBuffer:
             return
         arrays = {c: pa.array(v, self.types[c]) for c, v in self._cols.items()}
         if self.source_id is not None:
-            arrays["source_id"] = pa.array([self.source_id] * self.count, pa.int32())
+            arrays["source_id"] = pa.array([self.source_id] * self.count, self._source_id_type)
         insert_arrow(self.con, self.table, pa.table(arrays), self.select)
         self.total += self.count
         self._cols = {c: [] for c in self.columns}

@@ -21,9 +21,9 @@ import pyarrow.compute as pc
 from ..grammars import onednn_verbose as g
 from ..inputs import InputError
 from ..lines import LineStats, iter_line_batches, prefetch
-from .base import IngestContext, RowBuffer, sql_string
+from .base import IngestContext, RowBuffer, insert_arrow, sql_string
 
-# The verbose filter and the cut into key / timestamp / tail, on the Arrow batch ``batch``;
+# The verbose filter and the cut into key / timestamp / tail, on the Arrow batch ``_arrow``;
 # markers and the leading pattern come from the grammar.  ``line`` ends with "\n" or
 # "\r\n".  Positions are in characters, as substr counts them.
 _IS_VERBOSE_SQL = " OR ".join(
@@ -34,7 +34,7 @@ CUT_SQL = f"""
 WITH v AS (
     SELECT line_no, line,
            regexp_extract(line, {sql_string(g.LEADING_CUT_PATTERN)}, ['pre', 'ts']) AS m
-    FROM batch
+    FROM _arrow
     WHERE {_IS_VERBOSE_SQL}
 ), p AS (
     SELECT line_no, line, m.pre AS pre, m.ts AS ts,
@@ -52,9 +52,9 @@ SELECT line_no,
 FROM p
 """
 
-INSERT_SQL = f"""
-INSERT INTO onednn_events
-SELECT $sid, line_no, hash(key), try_cast(ts AS DOUBLE), time_ms
+#: the ``onednn_events`` rows of a line batch (``{sid}``: the source id)
+EVENTS_SELECT = f"""
+SELECT {{sid}} AS source_id, line_no, hash(key) AS shape_id, try_cast(ts AS DOUBLE) AS ts_ms, time_ms
 FROM (SELECT *, try_cast(tail AS DOUBLE) AS t, CASE WHEN isfinite(t) THEN t END AS time_ms FROM ({CUT_SQL}))
 """
 
@@ -89,15 +89,14 @@ class OneDNNVerboseImporter:
             known[shape_id] = "ok" if timed else "whole"
         rekey_ids: set[int] = set()
         stats = LineStats()
-        # Arrow tables reach SQL through DuckDB's replacement scan of local variables (here
-        # ``batch``): registering views inside the transaction would keep every batch in
-        # memory until COMMIT.
+        # each line batch goes in through insert_arrow (see base.py: no register() inside the
+        # transaction, which would keep every batch in memory until COMMIT)
+        events_select = EVENTS_SELECT.replace("{sid}", str(int(sid)))
         for lines in prefetch(iter_line_batches(ctx.file, stats, ctx.progress)):
             for line_no, reason, text in lines.rejected:
                 if g.starts_with_marker(text):
                     ctx.skip(line_no, reason, text)
-            batch = lines.table  # noqa: F841 - read by INSERT_SQL
-            con.execute(INSERT_SQL, {"sid": sid})
+            insert_arrow(con, "onednn_events", lines.table, events_select)
             lo, hi = lines.first_line, lines.first_line + lines.count - 1
             # the distinct shapes of this batch, and whether any line of each has no time
             rows = con.execute(
@@ -114,7 +113,6 @@ class OneDNNVerboseImporter:
             here = ids & rekey_ids
             if here:
                 self._rekey(ctx, lines.table, here, known, lo, hi)
-            del batch
         ctx.flush_skipped()
         if stats.lines == 0:
             raise InputError(f"{ctx.file.path}: empty file")
@@ -125,7 +123,7 @@ class OneDNNVerboseImporter:
                 f"{ctx.file.path}: not a oneDNN verbose log (no line starts with "
                 "onednn_verbose, dnnl_verbose or mkldnn_verbose)"
             )
-        ctx.finish(stats.lines, parsed, what="verbose line")
+        ctx.finish(stats.lines, parsed, what="verbose line", none_is_error=False)
         ctx.source.update(crlf_lines=stats.crlf, ends_with_newline=stats.ends_with_newline)
         self._describe_source(ctx)
 
@@ -143,7 +141,7 @@ class OneDNNVerboseImporter:
         return table.filter(pc.is_in(table.column("line_no"), value_set=value_set))
 
     def _parse_new_keys(self, ctx, table, new_ids, known, rekey_ids, lo, hi) -> None:
-        batch = self._rows_of(ctx, table, new_ids, lo, hi)  # noqa: F841 - read by CUT_SQL
+        _arrow = self._rows_of(ctx, table, new_ids, lo, hi)  # noqa: F841 - read by CUT_SQL
         rows = ctx.con.execute(f"SELECT hash(key) AS h, any_value(key) FROM ({CUT_SQL}) GROUP BY ALL").fetchall()
         shapes = []
         for h, key in rows:
@@ -168,7 +166,7 @@ class OneDNNVerboseImporter:
         if not bad:
             return
         bad_lines = pa.array(bad, pa.int64())
-        batch = table.filter(pc.is_in(table.column("line_no"), value_set=bad_lines))  # noqa: F841
+        _arrow = table.filter(pc.is_in(table.column("line_no"), value_set=bad_lines))  # noqa: F841 - read by CUT_SQL
         texts = con.execute(
             f"SELECT line_no, key || ',' || coalesce(tail, '') FROM ({CUT_SQL}) ORDER BY line_no"
         ).fetchall()
@@ -183,7 +181,7 @@ class OneDNNVerboseImporter:
     def _rekey(self, ctx: IngestContext, table, ids, known, lo, hi) -> None:
         """Lines whose last field is not a time: key them on the whole line."""
         con = ctx.con
-        batch = self._rows_of(ctx, table, ids, lo, hi)  # noqa: F841 - read by CUT_SQL
+        _arrow = self._rows_of(ctx, table, ids, lo, hi)  # noqa: F841 - read by CUT_SQL
         con.execute(
             f"""CREATE OR REPLACE TEMP TABLE _rk AS
             SELECT line_no, CASE WHEN tail IS NULL THEN key ELSE key || ',' || tail END AS whole

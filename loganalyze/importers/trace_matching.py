@@ -72,80 +72,24 @@ class MatchingSteps:
     # ------------------------------------------------------------------ matching
     def _match_begin_end(self, dur, end_r, skip) -> None:
         rows = self.con.execute(
-            """SELECT r, ph, pid, tid, name, ts_ns, event_no, cat FROM _ev
+            """SELECT r, ph, name, ts_ns, event_no, cat, pid, tid, id FROM _ev
                WHERE ph IN ('B', 'E') AND problem IS NULL ORDER BY r"""
         ).fetchall()
-        stacks: dict = {}
-        for r, ph, pid, tid, name, ts, event_no, cat in rows:
-            key = (pid, tid)
-            st = stacks.get(key)
-            if ph == "B":
-                if st is None:
-                    st = stacks[key] = []
-                st.append((name, r, ts))
-                continue
-            k = _innermost(st, name)
-            if k < 0:
-                self.stats.unmatched_e += 1
-                skip[r] = True
-                self.ctx.skip(event_no, f"unmatched E: no open B named {name!r} on pid {pid} tid {tid}",
-                              _event_text("E", name, cat, ts and te.ns_to_us_text(ts), None, pid, tid))
-                continue
-            bname, br, bts = st.pop(k)
-            if ts < bts:
-                self.stats.negative_durations += 1
-                skip[r] = True
-                skip[br] = True
-                self.ctx.skip(event_no, f"E before its B (event {self.event_no[br]}): negative duration",
-                              _event_text("E", name, cat, te.ns_to_us_text(ts), None, pid, tid))
-                self.ctx.skip(int(self.event_no[br]), f"B ends before it begins (E is event {event_no})",
-                              _event_text("B", bname, cat, te.ns_to_us_text(bts), None, pid, tid))
-                continue
-            dur[br] = ts - bts
-            end_r[br] = r
-        self.stats.unclosed_b = sum(len(s) for s in stacks.values())
+        self.stats.unmatched_e, self.stats.unclosed_b = self._pair_up(rows, False, dur, end_r, skip)
 
     def _match_async(self, dur, end_r, skip, async_op) -> None:
         rows = self.con.execute(
-            """SELECT r, ph, pid, cat, id, name, ts_ns, event_no, tid FROM _ev
+            """SELECT r, ph, name, ts_ns, event_no, cat, pid, tid, id FROM _ev
                WHERE ph IN ('b', 'e', 'S', 'F') AND problem IS NULL ORDER BY r"""
         ).fetchall()
         if not rows:
             return
-        stacks: dict = {}
-        for r, ph, pid, cat, id_, name, ts, event_no, tid in rows:
-            key = (pid, cat, id_)
-            st = stacks.get(key)
-            if ph in te.ASYNC_BEGIN:
-                if st is None:
-                    st = stacks[key] = []
-                st.append((name, r, ts))
-                continue
-            k = _innermost(st, name)
-            if k < 0:
-                self.stats.async_unmatched_e += 1
-                skip[r] = True
-                self.ctx.skip(event_no, f"unmatched async end: no open begin for id {id_} cat {cat!r} name {name!r}",
-                              _event_text(ph, name, cat, te.ns_to_us_text(ts), None, pid, tid))
-                continue
-            bname, br, bts = st.pop(k)
-            if ts < bts:
-                self.stats.negative_durations += 1
-                skip[r] = True
-                skip[br] = True
-                self.ctx.skip(event_no, "async end before its begin: negative duration",
-                              _event_text(ph, name, cat, te.ns_to_us_text(ts), None, pid, tid))
-                self.ctx.skip(int(self.event_no[br]), "async begin after its end",
-                              _event_text("b", bname, cat, te.ns_to_us_text(bts), None, pid, tid))
-                continue
-            dur[br] = ts - bts
-            end_r[br] = r
-        self.stats.async_unclosed_b = sum(len(s) for s in stacks.values())
+        self.stats.async_unmatched_e, self.stats.async_unclosed_b = self._pair_up(rows, True, dur, end_r, skip)
         # MXNet custom-operator tasks: operators when they have no synchronous recording
         cats = te.ASYNC_OP_CATEGORIES
         cand = self.con.execute(
             f"""SELECT r, name FROM _ev WHERE ph IN ('b', 'S') AND problem IS NULL
-                AND cat IN ({te._sql_list(cats)})"""
+                AND cat IN ({te.sql_list(cats)})"""
         ).fetchall()
         if cand:
             sync = {r[0] for r in self.con.execute(
@@ -154,6 +98,47 @@ class MatchingSteps:
                 if name not in sync and dur[r] != np.iinfo(np.int64).min and not skip[r]:
                     async_op[r] = True
 
+
+    def _pair_up(self, rows, is_async: bool, dur, end_r, skip) -> tuple[int, int]:
+        """Match begins and ends (B/E per thread, or async per pid, cat and id): each end
+        closes the innermost open begin of its name.  Sets ``dur`` and ``end_r`` of each
+        matched begin, skips unmatched ends and negative pairs; returns (unmatched ends,
+        begins left open)."""
+        begins = te.ASYNC_BEGIN if is_async else ("B",)
+        stacks: dict = {}
+        unmatched = 0
+        for r, ph, name, ts, event_no, cat, pid, tid, id_ in rows:
+            key = (pid, cat, id_) if is_async else (pid, tid)
+            if ph in begins:
+                stacks.setdefault(key, []).append((name, r, ts))
+                continue
+            st = stacks.get(key)
+            k = _innermost(st, name)
+            if k < 0:
+                unmatched += 1
+                skip[r] = True
+                reason = (f"unmatched async end: no open begin for id {id_} cat {cat!r} name {name!r}" if is_async
+                          else f"unmatched E: no open B named {name!r} on pid {pid} tid {tid}")
+                self.ctx.skip(event_no, reason, _event_text(ph, name, cat, te.ns_to_us_text(ts), None, pid, tid))
+                continue
+            bname, br, bts = st.pop(k)
+            if ts < bts:
+                self.stats.negative_durations += 1
+                skip[r] = True
+                skip[br] = True
+                begin_no = int(self.event_no[br])
+                if is_async:
+                    end_reason, begin_reason = "async end before its begin: negative duration", "async begin after its end"
+                else:
+                    end_reason = f"E before its B (event {begin_no}): negative duration"
+                    begin_reason = f"B ends before it begins (E is event {event_no})"
+                self.ctx.skip(event_no, end_reason, _event_text(ph, name, cat, te.ns_to_us_text(ts), None, pid, tid))
+                self.ctx.skip(begin_no, begin_reason,
+                              _event_text("b" if is_async else "B", bname, cat, te.ns_to_us_text(bts), None, pid, tid))
+                continue
+            dur[br] = ts - bts
+            end_r[br] = r
+        return unmatched, sum(len(st) for st in stacks.values())
 
 def _innermost(stack, name) -> int:
     """Index of the innermost open begin named ``name`` in ``stack`` (of any name when
@@ -169,20 +154,15 @@ def _innermost(stack, name) -> int:
 
 
 def _event_text(ph, name, cat, ts, dur, pid, tid) -> str:
-    parts = [f'"ph": {_js(ph)}']
-    if name is not None:
-        parts.append(f'"name": {_js(name)}')
-    if cat is not None:
-        parts.append(f'"cat": {_js(cat)}')
-    if ts is not None:
-        parts.append(f'"ts": {ts}')
-    if dur is not None:
-        parts.append(f'"dur": {dur}')
-    if pid is not None:
-        parts.append(f'"pid": {pid if str(pid).lstrip("-").isdigit() else _js(pid)}')
-    if tid is not None:
-        parts.append(f'"tid": {tid if str(tid).lstrip("-").isdigit() else _js(tid)}')
-    return "{" + ", ".join(parts) + "}"
+    """A skipped event shown as JSON text: the fields it had (times as written)."""
+    fields = {"ph": (ph, _js), "name": (name, _js), "cat": (cat, _js), "ts": (ts, str), "dur": (dur, str),
+              "pid": (pid, _id_text), "tid": (tid, _id_text)}
+    return "{" + ", ".join(f'"{k}": {show(v)}' for k, (v, show) in fields.items()
+                           if v is not None or k == "ph") + "}"
+
+
+def _id_text(v) -> str:
+    return str(v) if str(v).lstrip("-").isdigit() else _js(v)
 
 
 def _js(v) -> str:

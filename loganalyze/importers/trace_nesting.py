@@ -116,16 +116,8 @@ class NestingSteps:
         ext = self._col("SELECT coalesce(external_id, -1) FROM _ev ORDER BY r", np.int64)
         # 1. correlation id -> host launch call (the first in file order)
         l_r = np.sort(sr[role == ROLE_CODES["launch"]])
-        l_corr = corr[l_r]
-        has = l_corr >= 0
-        l_r, l_corr = l_r[has], l_corr[has]
-        if len(l_r):
-            uc, first = np.unique(l_corr, return_index=True)
-            gc = corr[g_r]
-            pos = np.searchsorted(uc, gc)
-            pos_ok = (pos < len(uc)) & (gc >= 0)
-            pos_ok[pos_ok] = uc[pos[pos_ok]] == gc[pos_ok]
-            launch_r[g_r[pos_ok]] = l_r[first[pos[pos_ok]]]
+        found, rows = _first_with_id(l_r, corr[l_r], corr[g_r])
+        launch_r[g_r[found]] = rows
         # 2. flows: the flow ending on the device event starts on a launch call
         missing = g_r[launch_r[g_r] < 0]
         if len(missing) and (bound >= 0).any():
@@ -148,16 +140,8 @@ class NestingSteps:
         missing = g_r[launch_r[g_r] < 0]
         if len(missing):
             o_r = np.sort(sr[role == ROLE_CODES["op"]])
-            o_ext = ext[o_r]
-            keep = o_ext >= 0
-            o_r, o_ext = o_r[keep], o_ext[keep]
-            if len(o_r):
-                ue, first = np.unique(o_ext, return_index=True)
-                ge = ext[missing]
-                pos = np.searchsorted(ue, ge)
-                ok = (pos < len(ue)) & (ge >= 0)
-                ok[ok] = ue[pos[ok]] == ge[ok]
-                op_r[missing[ok]] = o_r[first[pos[ok]]]
+            found, rows = _first_with_id(o_r, ext[o_r], ext[missing])
+            op_r[missing[found]] = rows
         has_launch = launch_r[g_r] >= 0
         np.add.at(launch_gpu, launch_r[g_r[has_launch]], g_dur[has_launch])
         self._gpu_r, self._gpu_dur = g_r, g_dur
@@ -247,3 +231,17 @@ class NestingSteps:
         self_ns[op_rows] = dur_all[op_rows] - child[op_rows]
         self._op_rows = op_rows
         return parent, depth, self_ns, gpu_self, gpu_total
+
+
+def _first_with_id(cand_r: np.ndarray, cand_ids: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each of ``ids`` (-1: none), the first candidate row (``cand_r``, ascending) with
+    that id: (which ids were found, their rows)."""
+    keep = cand_ids >= 0
+    cand_r, cand_ids = cand_r[keep], cand_ids[keep]
+    if not len(cand_r):
+        return np.zeros(len(ids), dtype=bool), np.empty(0, dtype=np.int64)
+    unique_ids, first = np.unique(cand_ids, return_index=True)
+    pos = np.searchsorted(unique_ids, ids)
+    found = (pos < len(unique_ids)) & (ids >= 0)
+    found[found] = unique_ids[pos[found]] == ids[found]
+    return found, cand_r[first[pos[found]]]

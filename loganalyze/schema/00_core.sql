@@ -26,7 +26,7 @@ CREATE TABLE IF NOT EXISTS sources (
     warnings         VARCHAR[],
     ingested_at      TIMESTAMP DEFAULT current_timestamp,
     loganalyze_version VARCHAR,
-    truncated        BOOLEAN      -- damaged compressed input: only the records before the damage were read
+    truncated        BOOLEAN
 );
 -- (databases made before the column existed)
 ALTER TABLE sources ADD COLUMN IF NOT EXISTS truncated BOOLEAN;

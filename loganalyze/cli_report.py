@@ -1,0 +1,200 @@
+"""The ``compare``, ``check`` and ``trend`` commands, added to the main app by ``register(app)``.
+
+Exit codes: ``check`` 0 clean, 1 regression, 2 usage or input error; ``compare`` and
+``trend`` 0 or 2.  Heavy imports happen inside the commands so ``loganalyze --help`` stays fast.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from .store import DEFAULT_DB
+
+DB_HELP = f"DuckDB file holding the runs (default: $LOGANALYZE_DB or ./{DEFAULT_DB})"
+SIDE_HELP = ("a run label in --db, a database file, log files (comma-separated, globs, directories; ingested "
+             "into a temporary database), or @last-good / @previous / @latest")
+BY_HELP = "oneDNN item keys, comma-separated (kind, impl, prop, shape, engine, alg, dtype, mds, attrs, aux, source)"
+FAMILY_HELP = "Only these families, comma-separated: onednn, kernel, op, nvtx (default: all)"
+FAMILY_WORDS = {"onednn": "oneDNN primitive execs", "kernel": "GPU kernels", "op": "operators",
+                "nvtx": "NVTX ranges"}
+STAT_HELP = "Per-call statistic compared: mean (default; total time / calls) or median"
+
+
+def _fail(msg: str, code: int = 2) -> None:
+    typer.echo(f"error: {msg}", err=True)
+    raise typer.Exit(code)
+
+
+def _targets(markdown, json_path, json_format, junit, html) -> dict[str, str]:
+    if json_format not in ("loganalyze", "benchmark-action"):
+        _fail(f"unknown --json-format {json_format!r}; choose from loganalyze, benchmark-action")
+    targets = {"markdown": markdown, "json" if json_format == "loganalyze" else "benchmark-action": json_path,
+               "junit": junit, "html": html}
+    targets = {k: v for k, v in targets.items() if v}
+    if list(targets.values()).count("-") > 1:
+        _fail("only one report can go to standard output ('-')")
+    if "-" not in targets.values():
+        targets = {"terminal": "-", **targets}
+    return targets
+
+
+def _run(command: str, baseline: str, candidate: str, db: Optional[str], by: str, family: Optional[str],
+         statistic: str, targets: dict[str, str], policy=None, record: bool = False) -> int:
+    """Open both sides, compare (and check), write the reports; the exit code."""
+    from . import runmeta
+    from .compare import check as check_mod
+    from .compare import compare as compare_mod
+    from .compare.policy import STATISTICS
+    from .compare.reports import Report, SideInfo, write
+    from .compare.samples import SampleError, parse_by, parse_families
+    from .compare.sides import SideError, SideOpener
+    from .compare.trend import trend
+
+    if statistic not in STATISTICS:
+        _fail(f"unknown --statistic {statistic!r}; choose from {', '.join(STATISTICS)}")
+    try:
+        keys, families = parse_by(by), parse_families(family)
+    except SampleError as exc:
+        _fail(str(exc))
+    with SideOpener(db, writable=record) as opener:
+        try:
+            cand = opener.open(candidate)
+            base = opener.open(baseline, other_label=cand.label if cand.kind == "run" else None)
+        except SideError as exc:
+            _fail(str(exc))
+        comparison = compare_mod.compare_full(base.con, cand.con, keys, families, base.runs, cand.runs, statistic)
+        for side, calls in ((base, comparison.baseline), (cand, comparison.candidate)):
+            if calls.empty:
+                what = ", ".join(FAMILY_WORDS[f] for f in families)
+                _fail(f"{side.label}: nothing to compare: no {what} (timed calls) in it")
+        table = check_mod.verdicts(comparison, policy) if policy is not None else comparison.table
+        trend_con = cand.con if cand.kind in ("run", "database") else base.con if base.kind in ("run", "database") \
+            else None
+        trend_df = trend(trend_con, keys, families, last=20, statistic=statistic) if trend_con is not None else None
+        report = Report(command, SideInfo(base.label, base.kind, base.runs), SideInfo(cand.label, cand.kind, cand.runs),
+                        table, by=list(keys), statistic=statistic,
+                        policy=policy.as_dict() if policy is not None else None, trend=trend_df)
+        if record and cand.kind == "run" and opener.database() is not None and report.verdict:
+            runmeta.record_verdict(opener.database().con, cand.label, report.verdict, base.label)
+    try:
+        write(report, targets)
+    except OSError as exc:
+        _fail(f"{exc.filename or ''}: cannot write: {exc.strerror or exc}".lstrip(": "))
+    return report.exit_code
+
+
+def compare_cmd(
+    baseline: str = typer.Argument(..., help=f"Baseline: {SIDE_HELP}"),
+    candidate: str = typer.Argument(..., help=f"Candidate: {SIDE_HELP}"),
+    db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+    by: str = typer.Option("kind", "--by", help=BY_HELP),
+    family: Optional[str] = typer.Option(None, "--family", help=FAMILY_HELP),
+    statistic: str = typer.Option("mean", "--statistic", help=STAT_HELP),
+    markdown: Optional[str] = typer.Option(None, "--markdown", help="Write a Markdown report ('-': stdout)"),
+    json_path: Optional[str] = typer.Option(None, "--json", help="Write a JSON report ('-': stdout)"),
+    json_format: str = typer.Option("loganalyze", "--json-format", help="loganalyze (docs/report.schema.json) or benchmark-action (github-action-benchmark customSmallerIsBetter)"),
+    junit: Optional[str] = typer.Option(None, "--junit", help="Write JUnit XML ('-': stdout)"),
+    html: Optional[str] = typer.Option(None, "--html", help="Write a self-contained HTML report ('-': stdout)"),
+):
+    """Compare a candidate run with a baseline, item by item: oneDNN primitives (by --by),
+    GPU kernels, operators and NVTX ranges; counts, totals, per-call mean and median, change.
+
+    Example: loganalyze compare nightly-41 nightly-42 --db runs.duckdb --by kind,impl
+    """
+    targets = _targets(markdown, json_path, json_format, junit, html)
+    raise typer.Exit(_run("compare", baseline, candidate, db, by, family, statistic, targets))
+
+
+def check_cmd(
+    baseline: str = typer.Argument(..., help=f"Baseline: {SIDE_HELP}"),
+    candidate: str = typer.Argument(..., help=f"Candidate: {SIDE_HELP}"),
+    db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+    by: str = typer.Option("kind", "--by", help=BY_HELP),
+    family: Optional[str] = typer.Option(None, "--family", help=FAMILY_HELP),
+    policy_path: Optional[str] = typer.Option(None, "--policy", help="TOML policy file with per-item overrides (see docs/compare.md)"),
+    fail: Optional[str] = typer.Option(None, "--fail", help="Regression when the per-call time grew by this much (default 10%)"),
+    warn: Optional[str] = typer.Option(None, "--warn", help="Warning when it grew by this much (default 5%)"),
+    min_delta_us: Optional[float] = typer.Option(None, "--min-delta-us", help="Noise floor: smaller per-call changes never count (default 0.05 µs)"),
+    min_count: Optional[int] = typer.Option(None, "--min-count", help="Items with fewer calls on either side never count (default 1)"),
+    alpha: Optional[float] = typer.Option(None, "--alpha", help="Significance level of the signed-rank test over paired calls (default 0.05)"),
+    statistic: Optional[str] = typer.Option(None, "--statistic", help=STAT_HELP),
+    record: bool = typer.Option(True, "--record/--no-record", help="Store the verdict with the candidate run in --db (used by @last-good)"),
+    markdown: Optional[str] = typer.Option(None, "--markdown", help="Write a Markdown report ('-': stdout)"),
+    json_path: Optional[str] = typer.Option(None, "--json", help="Write a JSON report ('-': stdout)"),
+    json_format: str = typer.Option("loganalyze", "--json-format", help="loganalyze or benchmark-action"),
+    junit: Optional[str] = typer.Option(None, "--junit", help="Write JUnit XML ('-': stdout)"),
+    html: Optional[str] = typer.Option(None, "--html", help="Write a self-contained HTML report ('-': stdout)"),
+):
+    """Compare, give every item a verdict and exit 1 on a regression (0 clean, 2 usage or input error).
+
+    A regression: the per-call mean grew by --fail or more, by more than --min-delta-us, with
+    at least --min-count calls on both sides, and (with enough calls) significantly so.
+
+    Example: loganalyze check @last-good nightly-42 --db runs.duckdb --markdown - --junit junit.xml
+    """
+    from .compare.policy import PolicyError, load_policy
+
+    targets = _targets(markdown, json_path, json_format, junit, html)
+    try:
+        policy = load_policy(policy_path, fail_pct=fail, warn_pct=warn, min_delta_us=min_delta_us,
+                             min_count=min_count, alpha=alpha, statistic=statistic)
+    except PolicyError as exc:
+        _fail(str(exc))
+    code = _run("check", baseline, candidate, db, by, family, policy.base.statistic, targets, policy, record)
+    raise typer.Exit(code)
+
+
+def trend_cmd(
+    db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+    by: str = typer.Option("kind", "--by", help=BY_HELP),
+    family: Optional[str] = typer.Option(None, "--family", help=FAMILY_HELP),
+    last: Optional[int] = typer.Option(None, "--last", help="Only the last N runs"),
+    threshold: str = typer.Option("10%", "--threshold", help="Drift flag: changed by more than this over the window"),
+    statistic: str = typer.Option("mean", "--statistic", help=STAT_HELP),
+    drift_only: bool = typer.Option(False, "--drift-only", help="Only items flagged as drifting"),
+    fmt: str = typer.Option("table", "--format", "-f", help="Output format: table, csv, json or markdown"),
+):
+    """Per-call time of every item in each run of the database, oldest first, with a drift
+    flag on items that changed by more than --threshold over the window in small steps.
+
+    Example: loganalyze trend --db runs.duckdb --last 10 --drift-only
+    """
+    from .compare.policy import STATISTICS, PolicyError, parse_percent
+    from .compare.samples import SampleError
+    from .compare.trend import trend
+    from .query.output import FORMATS, render
+    from .store import Store, StoreError
+
+    if fmt not in FORMATS:
+        _fail(f"unknown --format {fmt!r}; choose from {', '.join(FORMATS)}")
+    if statistic not in STATISTICS:
+        _fail(f"unknown --statistic {statistic!r}; choose from {', '.join(STATISTICS)}")
+    if last is not None and last < 1:
+        _fail("--last must be 1 or more")
+    try:
+        pct = parse_percent(threshold, "--threshold")
+        store = Store(db, read_only=True)
+    except (PolicyError, StoreError) as exc:
+        _fail(str(exc))
+    try:
+        frame = trend(store.con, by, family, last=last, threshold_pct=pct, statistic=statistic)
+    except SampleError as exc:
+        _fail(str(exc))
+    finally:
+        store.close()
+    if drift_only:
+        frame = frame[frame["drift"] != ""]
+    rows = [tuple(None if isinstance(v, float) and v != v else v for v in r)
+            for r in frame.itertuples(index=False, name=None)]
+    typer.echo(render(list(frame.columns), rows, fmt))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``compare``, ``check`` and ``trend`` to ``app``."""
+    app.command("compare")(compare_cmd)
+    app.command("check")(check_cmd)
+    app.command("trend")(trend_cmd)
+
+
+__all__ = ["register", "compare_cmd", "check_cmd", "trend_cmd"]
