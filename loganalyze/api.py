@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Literal, Mapping, Sequence
 
 from .query.errors import QueryError
 from .store import DEFAULT_WAIT_S, Store, StoreError, default_db_path
@@ -152,20 +152,40 @@ class Database:
     # ------------------------------------------------------------------ ingest
     def iter_ingest(self, paths: str | os.PathLike | Iterable[str | os.PathLike], run: str | None = None,
                     progress: Callable[[Any], Callable[[int], None] | None] | None = None,
+                    commit: str | None = None, branch: str | None = None,
+                    tags: Mapping[str, str] | Sequence[str] | None = None,
                     jobs: int | None = None) -> Iterator["IngestResult"]:
         """Ingest files, globs, directories or ``-`` (standard input), one transaction per file,
         yielding an :class:`~loganalyze.ingest.IngestResult` as each file is done.
 
-        ``progress`` is called with each input file and may return a callback taking the
-        number of bytes read so far (the CLI draws its progress bar with it).  ``jobs``:
-        worker processes that parse files while this process writes (see
-        :mod:`loganalyze.parallel`); ``None`` means one per core when there are several files
-        and enough bytes to repay starting them, ``1`` never.  With workers, ``progress``
-        only asks for one bar over all files (files/s, MB/s) on standard error."""
+        With a ``run`` label, the run's metadata is recorded once files are in: host, git commit
+        and branch (``commit``/``branch``, else detected from the git checkout of the working
+        directory), ``tags`` (a mapping or ``key=value`` strings, merged with ``$LOGANALYZE_TAGS``)
+        and the library versions the files' headers name.  ``progress`` is called with each
+        input file and may return a callback taking the number of bytes read so far (the CLI
+        draws its progress bar with it).  ``jobs``: worker processes that parse files while
+        this process writes (see :mod:`loganalyze.parallel`); ``None`` means one per core when
+        there are several files and enough bytes to repay starting them, ``1`` never; with
+        workers, ``progress`` only asks for one bar over all files (files/s, MB/s) on standard
+        error.  An interrupt raises :class:`~loganalyze.ingest.IngestInterrupted` saying what
+        was and was not ingested."""
+        from . import runmeta
+
         self._writable()
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
-        yield from self._ingest_results([os.fspath(p) for p in paths], run, progress, jobs)
+        try:
+            tag_map = dict(tags) if isinstance(tags, Mapping) else runmeta.parse_tags(list(tags or []))
+        except runmeta.TagError as exc:
+            raise LoganalyzeError(str(exc)) from None
+        landed = False
+        try:
+            for res in self._ingest_results([os.fspath(p) for p in paths], run, progress, jobs):
+                landed = landed or res.status in ("ingested", "duplicate")
+                yield res
+        finally:
+            if run is not None and landed:
+                runmeta.record(self.con, run, commit=commit, branch=branch, tags=tag_map)
 
     def _ingest_results(self, paths: list[str], run, progress, jobs) -> Iterator["IngestResult"]:
         """Serial or parallel ingest; duplicates carry the format of the file that holds them."""
@@ -182,9 +202,11 @@ class Database:
 
     def ingest(self, paths: str | os.PathLike | Iterable[str | os.PathLike], run: str | None = None,
                progress: Callable[[Any], Callable[[int], None] | None] | None = None,
-               jobs: int | None = None) -> list["IngestResult"]:
+               commit: str | None = None, branch: str | None = None,
+               tags: Mapping[str, str] | Sequence[str] | None = None, jobs: int | None = None) -> list["IngestResult"]:
         """Ingest files (see :meth:`iter_ingest`) and return one result per file."""
-        return list(self.iter_ingest(paths, run=run, progress=progress, jobs=jobs))
+        return list(self.iter_ingest(paths, run=run, progress=progress, commit=commit, branch=branch, tags=tags,
+                                     jobs=jobs))
 
     def ingest_report(self, results: Iterable["IngestResult"], output: Output = "pandas"):
         """What an ingest did, by format: files ingested, skipped (content already there) and
@@ -355,6 +377,68 @@ class Database:
             with self._store.transaction():
                 return catalog.relabel_run(self.con, old, new)
         except QueryError as exc:
+            raise LoganalyzeError(str(exc)) from None
+
+    # ------------------------------------------------------------------ compare, check, trend
+    def report(self, baseline: str, candidate: str, by: str | Sequence[str] | None = "kind",
+               family: str | None = None, statistic: str = "mean", check: bool = False, policy: Any = None,
+               record: bool = False, **policy_fields: Any):
+        """The comparison report (:class:`loganalyze.compare.reports.Report`) of two sides, as the
+        ``compare`` command makes it, or as ``check`` makes it with ``check=True`` (the default
+        policy), a ``policy`` (a TOML file path or a :class:`~loganalyze.compare.policy.PolicySet`)
+        or policy fields (``fail_pct``, ``warn_pct``, ``min_delta_us``, ``min_count``, ``alpha``).
+
+        A side is a run label of this database, a database file, log files (comma-separated,
+        globs, directories; ingested into a temporary database) or ``@last-good`` /
+        ``@previous`` / ``@latest``.  ``report.table`` is the item table, ``report.verdict``
+        (checks) pass, warn or fail, ``report.exit_code`` the command's exit code;
+        ``loganalyze.compare.reports.write(report, {"markdown": path, ...})`` writes reports."""
+        from .compare.policy import PolicyError, PolicySet, load_policy
+        from .compare.run import CompareError, build_report
+
+        checking = check or policy is not None or bool(policy_fields)
+        try:
+            if checking and not isinstance(policy, PolicySet):
+                policy = load_policy(os.fspath(policy) if policy is not None else None,
+                                     statistic=statistic, **policy_fields)
+            return build_report("check" if checking else "compare", baseline, candidate, store=self._store,
+                                by=by, family=family, statistic=policy.base.statistic if checking else statistic,
+                                policy=policy if checking else None, record=record and not self.read_only)
+        except (CompareError, PolicyError) as exc:
+            raise LoganalyzeError(str(exc)) from None
+
+    def compare(self, baseline: str, candidate: str, by: str | Sequence[str] | None = "kind",
+                family: str | None = None, statistic: str = "mean") -> "pandas.DataFrame":
+        """Item by item (oneDNN primitives by ``by``, GPU kernels, operators, NVTX ranges):
+        baseline and candidate count, total, per-call mean and median, absolute and relative
+        change, new and vanished items.  Sides as in :meth:`report`."""
+        return self.report(baseline, candidate, by=by, family=family, statistic=statistic).table
+
+    def check(self, baseline: str, candidate: str, by: str | Sequence[str] | None = "kind",
+              family: str | None = None, policy: Any = None, record: bool = False,
+              **policy_fields: Any) -> "pandas.DataFrame":
+        """:meth:`compare` plus a verdict per item (pass, warn, fail, improved, ...) under the
+        policy (defaults: fail at +10%, warn at +5% per call, noise floor, significance test);
+        the overall verdict is ``df.attrs["verdict"]`` and the exit code the command would give
+        ``df.attrs["exit_code"]``."""
+        report = self.report(baseline, candidate, by=by, family=family, check=True, policy=policy, record=record,
+                             **policy_fields)
+        table = report.table
+        table.attrs["verdict"] = report.verdict
+        table.attrs["exit_code"] = report.exit_code
+        return table
+
+    def trend(self, by: str | Sequence[str] | None = "kind", family: str | None = None, last: int | None = None,
+              threshold_pct: float = 10.0, statistic: str = "mean") -> "pandas.DataFrame":
+        """Per-call time of every item in each run, oldest first, with a ``drift`` flag on items
+        that changed by more than ``threshold_pct`` over the window in steps that each stayed
+        under it."""
+        from .compare.samples import SampleError
+        from .compare.trend import trend
+
+        try:
+            return trend(self.con, by, family, last=last, threshold_pct=threshold_pct, statistic=statistic)
+        except SampleError as exc:
             raise LoganalyzeError(str(exc)) from None
 
     # ------------------------------------------------------------------ export

@@ -104,6 +104,9 @@ def ingest(
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
     wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
     run: Optional[str] = typer.Option(None, "--run", help="Run label stored with every file"),
+    commit: Optional[str] = typer.Option(None, "--commit", help="Git commit of the run (default: detected from the working directory)"),
+    branch: Optional[str] = typer.Option(None, "--branch", help="Git branch of the run (default: detected)"),
+    tag: Optional[List[str]] = typer.Option(None, "--tag", help="KEY=VALUE stored with the run (repeatable)"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print errors only"),
     to: Optional[Tuple[str, str]] = typer.Option(None, "--to", metavar="parquet DIR", help="Append to a Parquet dataset directory instead of a database: --to parquet DIR"),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes parsing files while one process writes (default: one per core, for several files over 32 MB in all; 1: none)"),
@@ -118,6 +121,7 @@ def ingest(
     train.py 2>&1 | loganalyze ingest - --run nightly;
     loganalyze ingest --to parquet dataset/ logs/ --run nightly
     """
+    from .api import LoganalyzeError
     from .ingest import IngestInterrupted
     from .progress import IngestProgress
     from .signals import interrupts_handled
@@ -129,8 +133,9 @@ def ingest(
     seen: list = []
     try:
         with interrupts_handled():
-            results = (database.iter_ingest(paths, run=run, progress=bar, jobs=jobs) if database is not None
-                       else _dataset_ingest(dataset, paths, run, bar))
+            results = (database.iter_ingest(paths, run=run, progress=bar, commit=commit, branch=branch, tags=tag,
+                                            jobs=jobs) if database is not None
+                       else _dataset_ingest(dataset, paths, run, bar, commit=commit, branch=branch, tags=tag))
             for res in results:
                 seen.append(res)
                 if bar:
@@ -158,6 +163,8 @@ def ingest(
             bar.file_done()
         typer.echo(f"interrupted: {ok} file(s) ingested before it", err=True)
         raise typer.Exit(getattr(exc, "exit_code", 130))
+    except LoganalyzeError as exc:
+        _fail(str(exc))
     finally:
         if database is not None:
             database.close()
@@ -189,10 +196,10 @@ def _dataset_target(to: Optional[Tuple[str, str]], db: Optional[str]) -> Optiona
     return directory
 
 
-def _dataset_ingest(directory: str, paths: List[str], run: Optional[str], bar):
+def _dataset_ingest(directory: str, paths: List[str], run: Optional[str], bar, **run_meta):
     from .dataset.ingest import ingest_to_dataset
 
-    return ingest_to_dataset(directory, paths, run_label=run, progress_factory=bar)
+    return ingest_to_dataset(directory, paths, run_label=run, progress_factory=bar, **run_meta)
 
 
 def _print_ingested(database, res) -> None:

@@ -16,8 +16,6 @@ SIDE_HELP = ("a run label in --db, a database file, log files (comma-separated, 
              "into a temporary database), or @last-good / @previous / @latest")
 BY_HELP = "oneDNN item keys, comma-separated (kind, impl, prop, shape, engine, alg, dtype, mds, attrs, aux, source)"
 FAMILY_HELP = "Only these families, comma-separated: onednn, kernel, op, nvtx (default: all)"
-FAMILY_WORDS = {"onednn": "oneDNN primitive execs", "kernel": "GPU kernels", "op": "operators",
-                "nvtx": "NVTX ranges"}
 STAT_HELP = "Per-call statistic compared: mean (default; total time / calls) or median"
 
 
@@ -42,41 +40,14 @@ def _targets(markdown, json_path, json_format, junit, html) -> dict[str, str]:
 def _run(command: str, baseline: str, candidate: str, db: Optional[str], by: str, family: Optional[str],
          statistic: str, targets: dict[str, str], policy=None, record: bool = False) -> int:
     """Open both sides, compare (and check), write the reports; the exit code."""
-    from . import runmeta
-    from .compare import check as check_mod
-    from .compare import compare as compare_mod
-    from .compare.policy import STATISTICS
-    from .compare.reports import Report, SideInfo, write
-    from .compare.samples import SampleError, parse_by, parse_families
-    from .compare.sides import SideError, SideOpener
-    from .compare.trend import trend
+    from .compare.reports import write
+    from .compare.run import CompareError, build_report
 
-    if statistic not in STATISTICS:
-        _fail(f"unknown --statistic {statistic!r}; choose from {', '.join(STATISTICS)}")
     try:
-        keys, families = parse_by(by), parse_families(family)
-    except SampleError as exc:
+        report = build_report(command, baseline, candidate, db_path=db, by=by, family=family, statistic=statistic,
+                              policy=policy, record=record)
+    except CompareError as exc:
         _fail(str(exc))
-    with SideOpener(db, writable=record) as opener:
-        try:
-            cand = opener.open(candidate)
-            base = opener.open(baseline, other_label=cand.label if cand.kind == "run" else None)
-        except SideError as exc:
-            _fail(str(exc))
-        comparison = compare_mod.compare_full(base.con, cand.con, keys, families, base.runs, cand.runs, statistic)
-        for side, calls in ((base, comparison.baseline), (cand, comparison.candidate)):
-            if calls.empty:
-                what = ", ".join(FAMILY_WORDS[f] for f in families)
-                _fail(f"{side.label}: nothing to compare: no {what} (timed calls) in it")
-        table = check_mod.verdicts(comparison, policy) if policy is not None else comparison.table
-        trend_con = cand.con if cand.kind in ("run", "database") else base.con if base.kind in ("run", "database") \
-            else None
-        trend_df = trend(trend_con, keys, families, last=20, statistic=statistic) if trend_con is not None else None
-        report = Report(command, SideInfo(base.label, base.kind, base.runs), SideInfo(cand.label, cand.kind, cand.runs),
-                        table, by=list(keys), statistic=statistic,
-                        policy=policy.as_dict() if policy is not None else None, trend=trend_df)
-        if record and cand.kind == "run" and opener.database() is not None and report.verdict:
-            runmeta.record_verdict(opener.database().con, cand.label, report.verdict, base.label)
     try:
         write(report, targets)
     except OSError as exc:

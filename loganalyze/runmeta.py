@@ -183,12 +183,21 @@ def _runs_sql(con) -> str:
         "NULL::VARCHAR AS checked_against WHERE false) r FULL OUTER JOIN src")
 
 
-def runs_table(con):
-    """Every run, oldest first, as a pandas DataFrame (see :data:`RUNS_SQL` for the columns;
+def runs_rows(con) -> tuple[list[str], list[tuple]]:
+    """Every run, oldest first: column names and rows (see :data:`RUNS_SQL` for the columns;
     ``tags`` as ``key=value,...`` text sorted by key)."""
-    frame = con.execute(_runs_sql(con)).df()
-    frame["tags"] = [format_tags(t) for t in frame["tags"]]
-    return frame
+    cur = con.execute(_runs_sql(con))
+    cols = [d[0] for d in cur.description]
+    at = cols.index("tags")
+    return cols, [r[:at] + (format_tags(r[at]),) + r[at + 1:] for r in cur.fetchall()]
+
+
+def runs_table(con):
+    """:func:`runs_rows` as a pandas DataFrame."""
+    import pandas as pd
+
+    cols, rows = runs_rows(con)
+    return pd.DataFrame.from_records(rows, columns=cols)
 
 
 def run_labels(con) -> list[str]:

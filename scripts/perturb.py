@@ -23,7 +23,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-MARKERS = ("onednn_verbose", "dnnl_verbose", "mkldnn_verbose")
+from loganalyze.grammars.onednn_verbose import MARKERS  # noqa: E402  (the one definition)
 
 
 def _read_text(path: Path) -> str:

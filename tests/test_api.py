@@ -205,3 +205,32 @@ def test_every_corpus_file_dataframe_equals_cli_json(corpus, tmp_path, cli):
                 _same(fam.result, res.json())
                 checked += 1
     assert checked >= len(names)
+
+
+def test_compare_check_trend_from_python(tmp_path):
+    """The Database wrappers give the tables the commands print; a planted 30% slowdown fails."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("perturb", Path(__file__).resolve().parents[1] / "scripts" / "perturb.py")
+    perturb = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(perturb)
+    src = SAMPLES / "onednn" / "torch2.13_onednn_v3_exec.log"
+    slow = tmp_path / "slow.log"
+    perturb.perturb(src, slow, slow="convolution", factor=1.3)
+    with loganalyze.connect(str(tmp_path / "c.duckdb")) as db:
+        db.ingest([src], run="base")
+        db.ingest([slow], run="cand", commit="abc123", branch="main", tags=["gpu=none"])
+        cmp = db.compare("base", "cand")
+        assert set(cmp["item"]) >= {"convolution", "reorder"}
+        chk = db.check("base", "cand")
+        assert chk.attrs["verdict"] == "fail" and chk.attrs["exit_code"] == 1
+        failed = chk[chk["verdict"] == "fail"]["item"].tolist()
+        assert failed == ["convolution"]
+        assert db.check("base", "base").attrs["exit_code"] == 0
+        assert len(db.trend()) > 0
+        runs = db.runs().set_index("run_label")
+        assert runs.loc["cand", "git_commit"] == "abc123" and runs.loc["cand", "tags"] == "gpu=none"
+        with pytest.raises(LoganalyzeError, match="no such run"):
+            db.compare("base", "nosuch")
+        with pytest.raises(LoganalyzeError, match="expected key=value"):
+            db.ingest([src], run="x", tags=["novalue"])

@@ -83,7 +83,7 @@ def test_runs_list_rm_relabel(tmp_db, cli):
     runs = cli("runs", "--db", tmp_db, "-f", "json").json()
     assert [(r["run_label"], r["files"], r["formats"]) for r in runs] == [
         ("base", 1, "onednn_verbose"), ("cand", 1, "trace_json")]
-    assert runs[0]["first_ingested"] and runs[0]["last_ingested"]
+    assert runs[0]["first_ingest_at"] <= runs[0]["last_ingest_at"] and runs[0]["host"]
     res = cli("runs", "relabel", "base", "baseline", "--db", tmp_db)
     assert res.exit_code == 0 and res.stdout == "relabelled run 'base' as 'baseline': 1 file(s)\n"
     res = cli("runs", "rm", "cand", "--db", tmp_db)

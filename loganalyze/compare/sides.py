@@ -55,10 +55,12 @@ def _open_store(path: str, read_only: bool):
 class SideOpener:
     """Opens sides, sharing one connection to ``db_path`` between them; ``close()`` closes all."""
 
-    def __init__(self, db_path: str | None, writable: bool = False):
-        self.db_path = db_path
+    def __init__(self, db_path: str | None, writable: bool = False, store=None):
+        """``store``: an open :class:`~loganalyze.store.Store` to use as the ``--db`` database
+        (a :class:`loganalyze.Database` passes its own; it is not closed here)."""
+        self.db_path = db_path if store is None else store.path
         self.writable = writable
-        self._db = None
+        self._db = store
         self._closers: list[Callable[[], None]] = []
 
     def database(self):

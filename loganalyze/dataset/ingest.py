@@ -27,8 +27,9 @@ FLUSH_ROWS = 2_000_000
 class DatasetIngest:
     """One writer appending files to the dataset at ``root``."""
 
-    def __init__(self, root: str | os.PathLike):
+    def __init__(self, root: str | os.PathLike, run_meta: dict | None = None):
         self.root = root
+        self.run_meta = run_meta or {}  # commit, branch, tags: recorded with the run as a database does
         self.store = ScratchStore(known_sources(root))
         self.namer = PartNamer()
         self.pending: list[SourceToWrite] = []
@@ -86,8 +87,12 @@ class DatasetIngest:
         """Write the pending files to the dataset and drop them from the scratch database."""
         from ..query.catalog import remove_sources
 
+        from .. import runmeta
+
         if not self.pending:
             return
+        for run in {s.run_label for s in self.pending if s.run_label is not None}:
+            runmeta.record(self.store.con, run, **self.run_meta)
         write_sources(self.store.con, self.root, self.pending, self.namer)
         for s in self.pending:
             size, path = self.store.con.execute("SELECT size_bytes, path FROM sources WHERE source_id = ?",
@@ -102,10 +107,16 @@ class DatasetIngest:
 
 
 def ingest_to_dataset(root: str | os.PathLike, paths: list[str], run_label: str | None = None,
-                      progress_factory: Callable | None = None) -> Iterator:
+                      progress_factory: Callable | None = None, commit: str | None = None,
+                      branch: str | None = None, tags=None) -> Iterator:
     """Ingest ``paths`` (files, globs, directories, ``-``) into the dataset at ``root``,
-    yielding one :class:`~loganalyze.ingest.IngestResult` per file."""
-    writer = DatasetIngest(root)
+    yielding one :class:`~loganalyze.ingest.IngestResult` per file; a run's metadata
+    (``commit``, ``branch``, ``tags`` as for a database ingest) goes into its ``runs`` part."""
+    from .. import runmeta
+
+    if tags is not None and not isinstance(tags, dict):
+        tags = runmeta.parse_tags(list(tags))
+    writer = DatasetIngest(root, {"commit": commit, "branch": branch, "tags": tags})
     try:
         yield from writer.ingest(paths, run_label, progress_factory)
     finally:

@@ -34,6 +34,9 @@ SOURCE_ID_TYPE = "BIGINT"
 STORED_AS = {"HUGEINT": "DECIMAL(38,0)", "JSON": "VARCHAR"}
 #: the table written last by each batch: a file's rows are all in place once its sources row is
 SOURCES = "sources"
+#: run metadata, one row per run label (schema/05_runs.sql): each writer of a run adds its own
+#: row to the run's partition, and readers merge them (see loganalyze.dataset.reader)
+RUNS = "runs"
 
 
 class DatasetError(Exception):

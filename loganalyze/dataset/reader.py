@@ -14,8 +14,10 @@ from pathlib import Path
 
 from .layout import Column, DatasetError, has_parts, schema_tables, schema_views_sql, table_glob
 
-#: tables whose rows may repeat across writers or partitions, with the key that makes them one
-DEDUPLICATED = {"onednn_shapes": "shape_id", "sources": "source_id"}
+#: tables whose rows may repeat across writers or partitions: the key that makes them one, and
+#: which row wins (the run's most recent writer: ingest and check times are the latest)
+DEDUPLICATED = {"onednn_shapes": ("shape_id", ""), "sources": ("source_id", ""),
+                "runs": ("run_label", ", last_ingest_at DESC NULLS LAST, checked_at DESC NULLS LAST")}
 #: statements SQL over a dataset may not run (they write files)
 REFUSED_STATEMENTS = ("COPY", "EXPORT", "COPY_DATABASE", "ATTACH", "DETACH", "LOAD")
 
@@ -35,9 +37,11 @@ def _table_view(root: Path, table: str, columns: tuple[Column, ...], con) -> str
         (f'CAST("{c.name}" AS {c.dataset_type})' if c.name in present else f"NULL::{c.dataset_type}")
         + f' AS "{c.name}"' for c in columns)
     body = f"SELECT {cols} FROM {scan}"
-    key = DEDUPLICATED.get(table)
-    if key:
-        body = f'SELECT DISTINCT ON ("{key}") * FROM ({body}) ORDER BY "{key}"'
+    if table == "runs":  # a run began when its first writer began
+        body = f"SELECT * REPLACE (min(first_ingest_at) OVER (PARTITION BY run_label) AS first_ingest_at) FROM ({body})"
+    if table in DEDUPLICATED:
+        key, order = DEDUPLICATED[table]
+        body = f'SELECT DISTINCT ON ("{key}") * FROM ({body}) ORDER BY "{key}"{order}'
     return f'CREATE VIEW "{table}" AS {body}'
 
 

@@ -13,7 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .layout import (SOURCES, Column, DatasetError, PartNamer, dataset_source_id, partition_dir,
+from .layout import (RUNS, SOURCES, Column, DatasetError, PartNamer, dataset_source_id, partition_dir,
                      schema_tables, temp_name)
 
 #: Parquet compression of the part files (zstd: small files, fast to read; DuckDB and Spark read it)
@@ -75,12 +75,12 @@ def write_sources(con, root: str | os.PathLike, sources: list[SourceToWrite],
         written: list[tuple[Path, Path]] = []
         try:
             for table, columns in tables.items():
-                if table == SOURCES:
+                if table == SOURCES or (table == RUNS and run is None):
                     continue
-                query = _table_query(table, columns, id_map)
+                query = _table_query(table, columns, id_map, run)
                 _write_part(con, query, partition_dir(root, table, run, fmt), namer, table, stats, written)
             # the sources part last: a reader sees a file's rows all at once or not at all
-            _write_part(con, _table_query(SOURCES, tables[SOURCES], id_map), partition_dir(root, SOURCES, run, fmt),
+            _write_part(con, _table_query(SOURCES, tables[SOURCES], id_map, run), partition_dir(root, SOURCES, run, fmt),
                         namer, SOURCES, stats, written)
         except BaseException:
             for tmp, _ in written:
@@ -93,7 +93,10 @@ def write_sources(con, root: str | os.PathLike, sources: list[SourceToWrite],
     return stats
 
 
-def _table_query(table: str, columns: tuple[Column, ...], id_map: str) -> str:
+def _table_query(table: str, columns: tuple[Column, ...], id_map: str, run: str | None) -> str:
+    if table == RUNS:  # the run's metadata: one row, repeated by every writer of the run (merged on read)
+        label = "'" + str(run).replace("'", "''") + "'"
+        return f"SELECT {_select_list(columns, 't')} FROM runs t WHERE t.run_label = {label}"
     if not any(c.name == "source_id" for c in columns):
         if table != "onednn_shapes":
             raise DatasetError(f"table {table} has no source_id: the dataset writer does not know it")

@@ -5,6 +5,7 @@ Every function takes a DuckDB connection and returns ``(columns, rows)``; the
 """
 from __future__ import annotations
 
+from .. import runmeta
 from .errors import QueryError
 from .filters import source_filter
 
@@ -42,19 +43,13 @@ def skipped(con, source_ids: list[int] | None = None, limit: int | None = None):
 
 
 def runs(con):
-    """One row per run label: files, formats, first and last ingest time (unlabelled files
-    form the run ``NULL``)."""
-    return _result(con.execute(
-        """SELECT run_label, count(*) AS files,
-                  string_agg(DISTINCT format, ',' ORDER BY format) AS formats,
-                  sum(lines_total) AS lines_total,
-                  min(ingested_at) AS first_ingested, max(ingested_at) AS last_ingested
-           FROM sources GROUP BY run_label ORDER BY min(ingested_at), run_label NULLS FIRST"""))
+    """One row per run label, oldest first: files, formats, library versions, first and last
+    ingest time, host, git commit and branch, tags and the last check's verdict."""
+    return runmeta.runs_rows(con)
 
 
 def run_labels(con) -> list[str]:
-    return [r[0] for r in con.execute(
-        "SELECT DISTINCT run_label FROM sources WHERE run_label IS NOT NULL ORDER BY 1").fetchall()]
+    return runmeta.run_labels(con)
 
 
 def check_run(con, run: str | None) -> None:
@@ -105,6 +100,7 @@ def remove_run(con, label: str) -> int:
     check_run(con, label)
     ids = [r[0] for r in con.execute("SELECT source_id FROM sources WHERE run_label = ?", [label]).fetchall()]
     remove_sources(con, ids)
+    runmeta.forget(con, label)
     return len(ids)
 
 
@@ -125,6 +121,7 @@ def relabel_run(con, old: str, new: str) -> int:
         raise QueryError("the new run label is empty")
     n = con.execute("SELECT count(*) FROM sources WHERE run_label = ?", [old]).fetchall()[0][0]
     con.execute("UPDATE sources SET run_label = ? WHERE run_label = ?", [new, old])
+    runmeta.relabel(con, old, new)
     return n
 
 
