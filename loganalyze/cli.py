@@ -12,6 +12,7 @@ from typing import Iterator, List, Optional, Tuple
 
 import typer
 
+from .cli_report import DATASET_HELP
 from .version import __version__
 
 DEFAULT_DB = "loganalyze.duckdb"
@@ -37,7 +38,6 @@ SOURCE_HELP = "Only this file: a source_id, file name or path (repeatable)"
 FORMATS = ("table", "csv", "json", "markdown")
 WAIT_HELP = "Seconds to wait while another process holds the database"
 WAIT_DEFAULT = 60.0
-DATASET_HELP = "Read a Parquet dataset directory (ingest --to parquet, export --parquet) instead of a database"
 
 
 def _version(value: bool) -> None:

@@ -199,3 +199,24 @@ def test_corpus_database_and_dataset_agree(corpus, tmp_path):
         assert sum(r.status == "ingested" for r in results) > 20
         d.export_parquet(tmp_path / "ds")
     assert assert_same_answers(db, str(tmp_path / "ds")) >= 8
+
+
+def test_compare_check_trend_and_runs_over_a_dataset(tmp_path):
+    db = str(tmp_path / "c.duckdb")
+    ds = tmp_path / "ds"
+    base, cand = SAMPLES / "onednn" / "mkldnn_v0_style.log", SAMPLES / "onednn" / "dnnl_v1_style.log"
+    assert invoke_cli("ingest", "-q", "--db", db, str(base), "--run", "base", "--tag", "gpu=none").exit_code == 0
+    assert invoke_cli("ingest", "-q", "--db", db, str(cand), "--run", "cand").exit_code == 0
+    assert invoke_cli("export", "--db", db, "--parquet", str(ds)).exit_code == 0
+    for args in (["compare", "base", "cand", "--json", "-"], ["check", "base", "cand", "--no-record", "--json", "-"],
+                 ["trend", "--format", "json"], ["runs", "--format", "json"]):
+        want = invoke_cli(*args, "--db", db)
+        got = invoke_cli(*args, "--dataset", str(ds))
+        assert (got.exit_code, got.stdout) == (want.exit_code, want.stdout), args
+    # a dataset ingest records the run's metadata too
+    ds2 = tmp_path / "ds2"
+    assert invoke_cli("ingest", "-q", "--to", "parquet", str(ds2), str(base), "--run", "base", "--tag", "gpu=none",
+                      "--commit", "abc123").exit_code == 0
+    with loganalyze.connect(dataset=ds2) as d:
+        row = d.runs(output="rows").records()[0]
+        assert (row["run_label"], row["git_commit"], row["tags"]) == ("base", "abc123", "gpu=none")

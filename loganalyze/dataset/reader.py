@@ -18,6 +18,9 @@ from .layout import Column, DatasetError, has_parts, schema_tables, schema_views
 #: which row wins (the run's most recent writer: ingest and check times are the latest)
 DEDUPLICATED = {"onednn_shapes": ("shape_id", ""), "sources": ("source_id", ""),
                 "runs": ("run_label", ", last_ingest_at DESC NULLS LAST, checked_at DESC NULLS LAST")}
+#: small tables (a row per file or run) read into memory on open, so that they are tables as in
+#: a database (code that asks duckdb_tables() what a store holds finds them)
+MATERIALIZED = ("sources", "runs")
 #: statements SQL over a dataset may not run (they write files)
 REFUSED_STATEMENTS = ("COPY", "EXPORT", "COPY_DATABASE", "ATTACH", "DETACH", "LOAD")
 
@@ -27,10 +30,12 @@ def _sql_text(text: str) -> str:
 
 
 def _table_view(root: Path, table: str, columns: tuple[Column, ...], con) -> str:
-    """CREATE VIEW for one table: its part files cast to the schema's types."""
+    """CREATE VIEW (or TABLE, for :data:`MATERIALIZED`) for one table: its part files cast to
+    the schema's types; no rows and the right types when it has no part files."""
+    kind = "TABLE" if table in MATERIALIZED else "VIEW"
     if not has_parts(root, table):
         cols = ", ".join(f'NULL::{c.dataset_type} AS "{c.name}"' for c in columns)
-        return f'CREATE VIEW "{table}" AS SELECT {cols} WHERE false'
+        return f'CREATE {kind} "{table}" AS SELECT {cols} WHERE false'
     scan = f"read_parquet({_sql_text(table_glob(root, table))}, hive_partitioning = false, union_by_name = true)"
     present = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {scan}").fetchall()}
     cols = ", ".join(
@@ -42,7 +47,7 @@ def _table_view(root: Path, table: str, columns: tuple[Column, ...], con) -> str
     if table in DEDUPLICATED:
         key, order = DEDUPLICATED[table]
         body = f'SELECT DISTINCT ON ("{key}") * FROM ({body}) ORDER BY "{key}"{order}'
-    return f'CREATE VIEW "{table}" AS {body}'
+    return f'CREATE {kind} "{table}" AS {body}'
 
 
 class DatasetStore:
