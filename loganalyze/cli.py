@@ -109,7 +109,7 @@ def ingest(
     tag: Optional[List[str]] = typer.Option(None, "--tag", help="KEY=VALUE stored with the run (repeatable)"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print errors only"),
     to: Optional[Tuple[str, str]] = typer.Option(None, "--to", metavar="parquet DIR", help="Append to a Parquet dataset directory instead of a database: --to parquet DIR"),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes parsing files while one process writes (default: one per core, for several files over 32 MB in all; 1: none)"),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes parsing files while one process writes (default: one per core, for several files over 32 MB in all; 1: none). An ingest of 10 or more files, or with --jobs, ends with a table by format"),
 ):
     """Read log files into the database, one transaction per file.
 
@@ -168,7 +168,7 @@ def ingest(
     finally:
         if database is not None:
             database.close()
-    if len(seen) > 1 and not quiet:
+    if not quiet and (len(seen) >= REPORT_MIN_FILES or (jobs is not None and len(seen) > 1)):
         _print_report(seen)
     if failed and not ok:
         raise typer.Exit(2)
@@ -176,8 +176,12 @@ def ingest(
         raise typer.Exit(1)
 
 
+#: an ingest of this many files (or any with --jobs) ends with the table by format
+REPORT_MIN_FILES = 10
+
+
 def _print_report(results) -> None:
-    """The table an ingest of several files ends with: ingested, skipped, rejected by format."""
+    """The table an ingest of many files ends with: ingested, skipped, rejected by format."""
     from .ingest_report import by_format
     from .query.output import render
 
