@@ -26,6 +26,8 @@ from .store import Store, finish_results
 
 #: below this much input, worker start-up (about a second) costs more than it saves
 PARALLEL_MIN_BYTES = 32 << 20
+#: DuckDB threads in each worker process
+WORKER_THREADS = 1
 #: files per worker task, and bytes after which a task takes no more files
 CHUNK_FILES = 16
 CHUNK_BYTES = 4 << 20
@@ -73,7 +75,11 @@ def _worker_start(known: dict[str, KnownSource]) -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the writer's to handle
-    _WORKER["store"] = ScratchStore(known)
+    store = ScratchStore(known)
+    # one thread per worker: the jobs share the cores (DuckDB's own pool would take every core
+    # in every worker, and the oversubscribed threads measured ~1.8x the CPU time)
+    store.con.execute(f"SET threads = {WORKER_THREADS}")
+    _WORKER["store"] = store
 
 
 def _file_tables() -> list[str]:
