@@ -104,14 +104,14 @@ def _parse_chunk(paths: list[str], run_label: str | None) -> list[ParsedFile]:
         return [ParsedFile(r) for r in results]
     id_list = ", ".join(str(int(i)) for i in sids)
     finish_results(con)
-    whole = {SHAPES: con.sql(f"""SELECT DISTINCT e.source_id AS _sid, s.* FROM {SHAPES} s
-                                 JOIN onednn_events e USING (shape_id)
-                                 WHERE e.source_id IN ({id_list})""").to_arrow_table()}
+    whole = {SHAPES: con.sql(f"""SELECT m._sid, s.* FROM {SHAPES} s JOIN
+                                 (SELECT DISTINCT source_id AS _sid, shape_id FROM onednn_events
+                                  WHERE source_id IN ({id_list})) m USING (shape_id)""").to_arrow_table()}
     for table in _file_tables():
         whole[table] = con.sql(f'SELECT * FROM "{table}" WHERE source_id IN ({id_list})').to_arrow_table()
-    with store.transaction():
+    with store.transaction():  # the store holds this chunk only: empty the tables (fast path)
         for table in _file_tables():
-            con.execute(f'DELETE FROM "{table}" WHERE source_id IN ({id_list})')
+            con.execute(f'DELETE FROM "{table}"')
     out = []
     for res in results:
         if res.status != "ingested":

@@ -11,7 +11,7 @@ import duckdb
 import pytest
 
 import loganalyze
-from conftest import CORPUS, invoke_cli
+from conftest import invoke_cli
 from loganalyze.dataset.layout import dataset_source_id
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"

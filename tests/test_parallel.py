@@ -13,10 +13,9 @@ import time
 from pathlib import Path
 
 import duckdb
-import pytest
 
 import loganalyze
-from conftest import CORPUS, invoke_cli
+from conftest import invoke_cli
 from loganalyze.dataset.layout import schema_tables
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
