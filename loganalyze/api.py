@@ -255,7 +255,7 @@ class Database:
             else:
                 fam = query.family_for(con, keys, family)
             opts = {"names": names} if names else {}
-            cols, rows = fam.summary(con, keys, run=run, top=top or None, source_ids=ids, **opts)
+            cols, rows = fam.summary(con, keys, run=run, top=top or None, source_ids=ids, wide=wide, **opts)
             if not rows:
                 raise query.no_data(con, fam, keys, filtered=bool(ids or run))
         except QueryError as exc:
@@ -279,7 +279,7 @@ class Database:
         for fam in fams:
             keys = fam.DEFAULT_BY.split(",")
             try:
-                cols, rows = fam.summary(self.con, keys, run=run, top=top or None, source_ids=ids)
+                cols, rows = fam.summary(self.con, keys, run=run, top=top or None, source_ids=ids, wide=wide)
             except QueryError as exc:
                 raise LoganalyzeError(str(exc)) from None
             if rows:

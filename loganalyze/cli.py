@@ -218,7 +218,7 @@ def _print_ingested(database, res) -> None:
     if database is None or s.get("format") != "onednn_verbose":
         return
     try:
-        kinds = database.summary(by="kind", source=res.source_id, family="onednn", output="rows")
+        kinds = database.summary(by="kind", source=res.source_id, family="onednn", wide=False, output="rows")
     except LoganalyzeError:
         return
     keep = ["kind", "exec_count", "exec_ms", "share_pct", "create_count", "create_ms"]

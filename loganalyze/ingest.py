@@ -18,6 +18,7 @@ import duckdb
 from .version import __version__
 from .importers import IngestContext, candidate_importers, fallback_importer, known_formats
 from .inputs import InputError, InputFile, expand_paths, is_probably_binary
+from .schema.derived import derive
 from .signals import is_interrupt, signal_exit_code
 from .store import Store
 
@@ -176,6 +177,7 @@ def _ingest_with(store, file, path, importer, run_label, progress_factory):
                         progress=progress_factory(file) if progress_factory else None)
     with store.transaction():
         importer.ingest(ctx)
+        derive(store.con, sid)
         ctx.note_damage()
         dup = store.source_by_sha(file.sha256)
         if dup:

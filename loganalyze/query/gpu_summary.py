@@ -165,16 +165,18 @@ def _reorder(cols, rows, order):
 
 
 def _register_name_map(con, names: list[str], mode: str) -> None:
-    import pyarrow as pa  # only here: the CLI's summary path should not pay for importing it
-
+    """A temporary table of report kernel names in the asked form (empty for raw names: the
+    summary then imports neither the demangler nor Arrow)."""
+    con.execute("CREATE OR REPLACE TEMP TABLE _report_names (name VARCHAR, shown VARCHAR)")
+    if mode == "raw" or not names:
+        return
     from ..names import name_forms
 
-    out = []
+    pairs = []
     for n in names:
         d, s, m = name_forms(n)
-        out.append({"demangled": d, "short": s, "mangled": m}.get(mode) or n)
-    con.register("_report_names", pa.table({"name": pa.array(names, pa.string()),
-                                            "shown": pa.array(out, pa.string())}))
+        pairs.append((n, {"demangled": d, "short": s, "mangled": m}.get(mode) or n))
+    con.executemany("INSERT INTO _report_names VALUES (?, ?)", pairs)
 
 
 # --------------------------------------------------------------------------- kernels
@@ -202,7 +204,7 @@ def _kernels(con, extra, where, params, top, names):
                f"AND r.source_id NOT IN (SELECT DISTINCT source_id FROM gpu_kernels) GROUP BY ALL")
         cols, rows = _run(con, _stats_sql(keys, inst, rep), params + params, keys, top)
     finally:
-        con.unregister("_report_names")
+        con.execute("DROP TABLE IF EXISTS _report_names")
     return _reorder(cols, rows, keys + STAT_COLS)
 
 

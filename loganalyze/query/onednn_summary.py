@@ -33,7 +33,7 @@ KEYS = {
 }
 
 #: columns of the default table (``--wide`` shows all)
-COMPACT = ["exec_count", "exec_ms", "exec_avg_ms", "exec_median_ms", "share_pct", "cum_share_pct",
+COMPACT = ["exec_count", "exec_ms", "exec_avg_ms", "share_pct", "cum_share_pct",
            "create_count", "create_ms", "cache_hits", "cache_misses"]
 
 #: every column that identifies one primitive, for reproducers
@@ -44,27 +44,44 @@ def has_data(con) -> bool:
     return con.execute("SELECT EXISTS (SELECT 1 FROM onednn_events)").fetchone()[0]
 
 
+def _per_shape_sql(con, ids: str) -> str:
+    """Counts and exact totals per file and shape: from ``onednn_shape_totals`` (written at
+    ingest), and from the events for files without totals (databases made before it)."""
+    from_events = ("SELECT source_id, shape_id, count(*) AS n, count(time_ms) AS n_timed, "
+                   "sum(time_ms::DECIMAL(38,18)) AS total, min(time_ms) AS lo, max(time_ms) AS hi "
+                   f"FROM onednn_events WHERE source_id IN ({ids})")
+    has_totals = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'onednn_shape_totals' "
+                             "AND database_name = current_database()").fetchall()[0][0]
+    if not has_totals:
+        return from_events + " GROUP BY ALL"
+    return (f"SELECT source_id, shape_id, n, n_timed, total_ms AS total, min_ms AS lo, max_ms AS hi "
+            f"FROM onednn_shape_totals WHERE source_id IN ({ids}) UNION ALL " + from_events
+            + " AND source_id NOT IN (SELECT DISTINCT source_id FROM onednn_shape_totals) GROUP BY ALL")
+
+
 def summary(con, by: list[str], run: str | None = None, top: int | None = None,
-            source_ids: list[int] | None = None, **options):
+            source_ids: list[int] | None = None, wide: bool = True, **options):
+    """``wide=False`` leaves the exact median (the one statistic that needs every event) out."""
     keysel = ", ".join(f"coalesce({KEY_SQL[k]}, '') AS {k}" for k in by)
     group = ", ".join(by)
     src_filter, params = source_filter(run, source_ids)
-    src_filter.insert(0, "true")
-    sources_sql = f"SELECT source_id FROM sources WHERE {' AND '.join(src_filter)}"
+    chosen = [r[0] for r in con.execute(
+        f"SELECT source_id FROM sources {'WHERE ' + ' AND '.join(src_filter) if src_filter else ''}", params
+    ).fetchall()]
+    sources_sql = ", ".join(str(int(i)) for i in chosen) or "NULL"
     shape_filter = (
         "coalesce(nullif(s.component, ''), 'primitive') = 'primitive' "
         "AND s.op_class IN ('exec','create','create_nested','check','dispatch')"
     )
-    # Aggregate the (millions of) events per shape first, then the (hundreds of) shapes per
-    # group; only the median needs the events of each group again.
+    # The (millions of) events are aggregated per shape at ingest; here the (hundreds of)
+    # shapes per group.  Only the median needs the events of each group again.
+    median = (f"""SELECT {keysel}, median(e.time_ms) AS exec_median_ms
+        FROM onednn_events e JOIN onednn_shapes s USING (shape_id) JOIN sources src USING (source_id)
+        WHERE e.source_id IN ({sources_sql}) AND s.op_class = 'exec' AND {shape_filter}
+        GROUP BY {group}""" if wide else f"SELECT {keysel}, NULL::DOUBLE AS exec_median_ms FROM "
+              f"onednn_shapes s, sources src WHERE false")
     sql = f"""
-    WITH per_shape AS (
-        SELECT source_id, shape_id, count(*) AS n, count(time_ms) AS n_timed,
-               sum(time_ms::DECIMAL(38,18)) AS total, min(time_ms) AS lo, max(time_ms) AS hi
-        FROM onednn_events
-        WHERE source_id IN ({sources_sql})
-        GROUP BY ALL
-    ), g AS (
+    WITH per_shape AS ({_per_shape_sql(con, sources_sql)}), g AS (
         SELECT {keysel},
             coalesce(sum(n_timed) FILTER (WHERE s.op_class = 'exec'), 0) AS exec_count,
             coalesce(sum(total) FILTER (WHERE s.op_class = 'exec'), 0) AS exec_ms,
@@ -82,12 +99,7 @@ def summary(con, by: list[str], run: str | None = None, top: int | None = None,
         FROM per_shape p JOIN onednn_shapes s USING (shape_id) JOIN sources src USING (source_id)
         WHERE {shape_filter}
         GROUP BY {group}
-    ), med AS (
-        SELECT {keysel}, median(e.time_ms) AS exec_median_ms
-        FROM onednn_events e JOIN onednn_shapes s USING (shape_id) JOIN sources src USING (source_id)
-        WHERE e.source_id IN ({sources_sql}) AND s.op_class = 'exec' AND {shape_filter}
-        GROUP BY {group}
-    )
+    ), med AS ({median})
     SELECT g.* REPLACE (exec_ms::DOUBLE AS exec_ms, create_ms::DOUBLE AS create_ms,
                         create_nested_ms::DOUBLE AS create_nested_ms), med.exec_median_ms,
         CASE WHEN exec_count > 0 THEN (exec_ms / exec_count)::DOUBLE END AS exec_avg_ms,
@@ -100,8 +112,7 @@ def summary(con, by: list[str], run: str | None = None, top: int | None = None,
     ORDER BY g.exec_ms DESC, g.create_ms DESC, {', '.join('g.' + k for k in by)}
     {f'LIMIT {int(top)}' if top else ''}
     """
-    params = params + params
-    cur = con.execute(sql, params)
+    cur = con.execute(sql)
     names = [d[0] for d in cur.description]
     rows = cur.fetchall()
     order = by + [

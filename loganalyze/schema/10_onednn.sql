@@ -34,6 +34,18 @@ CREATE TABLE IF NOT EXISTS onednn_events (
     time_ms    DOUBLE
 );
 
+-- Per file and shape: counts and exact totals of onednn_events, written when the file is
+-- ingested (loganalyze/schema/derived.py) so that summaries never scan every event.
+CREATE TABLE IF NOT EXISTS onednn_shape_totals (
+    source_id  INTEGER NOT NULL,
+    shape_id   UBIGINT NOT NULL,
+    n          BIGINT NOT NULL,
+    n_timed    BIGINT NOT NULL,
+    total_ms   DECIMAL(38,18),
+    min_ms     DOUBLE,
+    max_ms     DOUBLE
+);
+
 CREATE TABLE IF NOT EXISTS onednn_segments (
     source_id        INTEGER NOT NULL,
     segment          INTEGER NOT NULL,

@@ -108,3 +108,12 @@ COMMENT ON COLUMN onednn_info.line_no IS 'see onednn.line_no';
 COMMENT ON COLUMN onednn_info.component IS 'see onednn.component';
 COMMENT ON COLUMN onednn_info.info_kind IS 'see onednn.info_kind';
 COMMENT ON COLUMN onednn_info.detail IS 'see onednn.detail';
+
+COMMENT ON TABLE onednn_shape_totals IS 'Per file and shape: how many events and their exact time total, minimum and maximum, written at ingest so that summaries read hundreds of rows instead of every event';
+COMMENT ON COLUMN onednn_shape_totals.source_id IS 'file (sources.source_id)';
+COMMENT ON COLUMN onednn_shape_totals.shape_id IS 'shape (onednn_shapes.shape_id)';
+COMMENT ON COLUMN onednn_shape_totals.n IS 'events of this shape in the file';
+COMMENT ON COLUMN onednn_shape_totals.n_timed IS 'those with a time';
+COMMENT ON COLUMN onednn_shape_totals.total_ms IS 'exact sum of their times (ms), as DECIMAL';
+COMMENT ON COLUMN onednn_shape_totals.min_ms IS 'shortest time (ms)';
+COMMENT ON COLUMN onednn_shape_totals.max_ms IS 'longest time (ms)';

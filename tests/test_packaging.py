@@ -1,0 +1,21 @@
+"""The wheel ships every package and data file the code imports."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+def test_every_package_is_listed():
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(cfg["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "loganalyze").rglob("__init__.py")}
+    found |= {"loganalyze.grammars"} if (ROOT / "grammars" / "__init__.py").exists() else set()
+    assert found <= listed, f"add to [tool.setuptools] packages: {sorted(found - listed)}"
+    assert cfg["package-dir"]["loganalyze.grammars"] == "grammars"
