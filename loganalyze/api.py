@@ -170,6 +170,7 @@ class Database:
         error.  An interrupt raises :class:`~loganalyze.ingest.IngestInterrupted` saying what
         was and was not ingested."""
         from . import runmeta
+        from .parallel import ingest_results
 
         self._writable()
         if isinstance(paths, (str, os.PathLike)):
@@ -180,25 +181,12 @@ class Database:
             raise LoganalyzeError(str(exc)) from None
         landed = False
         try:
-            for res in self._ingest_results([os.fspath(p) for p in paths], run, progress, jobs):
+            for res in ingest_results(self._store, [os.fspath(p) for p in paths], run, progress, jobs):
                 landed = landed or res.status in ("ingested", "duplicate")
                 yield res
         finally:
             if run is not None and landed:
                 runmeta.record(self.con, run, commit=commit, branch=branch, tags=tag_map)
-
-    def _ingest_results(self, paths: list[str], run, progress, jobs) -> Iterator["IngestResult"]:
-        """Serial or parallel ingest; duplicates carry the format of the file that holds them."""
-        from .ingest import ingest_paths
-        from .inputs import expand_paths
-        from .parallel import parallel_ingest, with_format, worth_parallel
-
-        cands = expand_paths(paths)
-        if worth_parallel(cands, jobs):
-            yield from parallel_ingest(self._store, cands, run_label=run, jobs=jobs, show_progress=bool(progress))
-            return
-        for res in ingest_paths(self._store, paths, run_label=run, progress_factory=progress):
-            yield with_format(self._store, res)
 
     def ingest(self, paths: str | os.PathLike | Iterable[str | os.PathLike], run: str | None = None,
                progress: Callable[[Any], Callable[[int], None] | None] | None = None,
@@ -207,13 +195,6 @@ class Database:
         """Ingest files (see :meth:`iter_ingest`) and return one result per file."""
         return list(self.iter_ingest(paths, run=run, progress=progress, commit=commit, branch=branch, tags=tags,
                                      jobs=jobs))
-
-    def ingest_report(self, results: Iterable["IngestResult"], output: Output = "pandas"):
-        """What an ingest did, by format: files ingested, skipped (content already there) and
-        rejected, and the lines parsed (the table ``loganalyze ingest`` ends with)."""
-        from .ingest_report import by_format
-
-        return _out(*by_format(results), output)
 
     # ------------------------------------------------------------------ questions
     def summary(self, by: str | Sequence[str] | None = None, run: str | None = None,

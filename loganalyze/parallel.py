@@ -161,6 +161,22 @@ def with_format(store: Store, res: IngestResult) -> IngestResult:
     return res
 
 
+def ingest_results(store: Store, paths: list[str], run_label: str | None, progress, jobs: int | None
+                   ) -> Iterator[IngestResult]:
+    """Serial or parallel ingest, as :func:`worth_parallel` decides; duplicates carry the format
+    of the file that holds them.  ``progress``: a serial ingest's progress factory (with
+    workers: one bar over all files when given)."""
+    from .ingest import ingest_paths
+    from .inputs import expand_paths
+
+    cands = expand_paths(paths)
+    if worth_parallel(cands, jobs):
+        yield from parallel_ingest(store, cands, run_label=run_label, jobs=jobs, show_progress=bool(progress))
+        return
+    for res in ingest_paths(store, paths, run_label=run_label, progress_factory=progress):
+        yield with_format(store, res)
+
+
 def parallel_ingest(store: Store, cands: list[Candidate], run_label: str | None = None, jobs: int | None = None,
                     show_progress: bool = False) -> Iterator[IngestResult]:
     """Ingest the expanded inputs ``cands`` with ``jobs`` worker processes (default: one per
