@@ -126,27 +126,66 @@ def tid_of(global_tid_sql: str) -> str:
     return f"({global_tid_sql} & 16777215)"
 
 
+#: the mapped columns that hold times: a cell that is text or a blob is no time (CAST would read 0)
+TIME_COLUMNS = ("start_ns", "end_ns", "ts")
+
+
+def quote_ident(name: str) -> str:
+    """``name`` as an SQL identifier in double quotes (inner quotes doubled)."""
+    return '"' + str(name).replace('"', '""') + '"'
+
+
 def select_sql(table: str, cols: list[Col], present: set[str], rowid: str = "rowid",
-               where: str | None = None) -> tuple[str, list[str]]:
+               where: str | None = None, max_cell: int | None = None) -> tuple[str, list[str]]:
     """A SELECT reading ``cols`` from ``table``, preceded by one typed dummy row.
 
     The dummy row (``_d = 1``) fixes each column's type for readers that infer types from
     the first rows (a column that starts with NULLs would otherwise be taken for an
-    integer).  Returns the SQL and the output column names (``row_no`` and ``_d`` first)."""
+    integer).  ``_bad`` names the time columns (:data:`TIME_COLUMNS`) whose cell is text or
+    a blob (read as NULL); with ``max_cell`` a cell longer than that many bytes is read as
+    NULL and flags its row in ``_big`` (``octet_length`` reads no content: SQLite 3.43+).
+    Returns the SQL and the output column names (``row_no`` and ``_d`` first)."""
     dummy = {"INTEGER": "0", "TEXT": "''", "REAL": "0.0"}
-    first = ["1 AS _d", "0 AS row_no"] + [f"{dummy[c.type]} AS {c.name}" for c in cols]
+    first = ["1 AS _d", "0 AS row_no"] + [f"{dummy[c.type]} AS {c.name}" for c in cols] + ["'' AS _bad", "0 AS _big"]
     second = ["0", f"{rowid}"]
+    bad, big = [], []
     for c in cols:
         src = next((s for s in c.sources if s in present or s.startswith("=")), None)
-        if src and src.startswith("="):  # an SQL expression over columns the table always has
-            second.append(f"CAST({src[1:]} AS {c.type})")
-        else:
-            second.append(f'CAST("{src}" AS {c.type})' if src else "NULL")
-    sql = f"SELECT {', '.join(first)} UNION ALL SELECT {', '.join(second)} FROM \"{table}\""
+        if src is None:
+            second.append("NULL")
+            continue
+        expr = src[1:] if src.startswith("=") else quote_ident(src)  # "=": SQL over columns it always has
+        value = f"CAST({expr} AS {c.type})"
+        if c.name in TIME_COLUMNS:
+            value = f"CASE WHEN typeof({expr}) IN ('text', 'blob') THEN NULL ELSE {value} END"
+            bad.append(f"CASE WHEN typeof({expr}) IN ('text', 'blob') THEN '{c.name} ' ELSE '' END")
+        if max_cell is not None and not src.startswith("="):
+            value = f"CASE WHEN octet_length({expr}) > {max_cell} THEN NULL ELSE {value} END"
+            big.append(f"octet_length({expr}) > {max_cell}")
+        second.append(value)
+    second.append(" || ".join(bad) if bad else "''")
+    second.append(f"CAST(({' OR '.join(big)}) AS INTEGER)" if big else "0")
+    sql = f"SELECT {', '.join(first)} UNION ALL SELECT {', '.join(second)} FROM {quote_ident(table)}"
     if where:
         sql += f" WHERE {where}"
-    return sql, ["_d", "row_no"] + [c.name for c in cols]
+    return sql, ["_d", "row_no"] + [c.name for c in cols] + ["_bad", "_big"]
 
 
 def select_types(cols: list[Col]) -> list[str]:
-    return ["INTEGER", "INTEGER"] + [c.type for c in cols]
+    """The SQLite types of :func:`select_sql`'s output columns."""
+    return ["INTEGER", "INTEGER"] + [c.type for c in cols] + ["TEXT", "INTEGER"]
+
+
+def time_problem_sql(names: list[str], times: str | None) -> str | None:
+    """SQL over a staged :func:`select_sql` result: why a row's times are unusable, or NULL.
+    ``times``: "span" (start and end both needed, end not before start), "order" (only an
+    end before its start is wrong) or None (no check)."""
+    if times is None:
+        return None
+    whens = ["WHEN _bad <> '' THEN 'unreadable time in ' || trim(_bad) || ' (text or blob, not a number)'"]
+    has_span = "start_ns" in names and "end_ns" in names
+    if times == "span" and has_span:
+        whens.append("WHEN start_ns IS NULL OR end_ns IS NULL THEN 'no start or end time'")
+    if has_span:
+        whens.append("WHEN end_ns < start_ns THEN 'end before start (negative duration)'")
+    return f"CASE {' '.join(whens)} END"

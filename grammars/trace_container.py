@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from .json_text import unclosed
+from .json_text import MAX_DEPTH, TooDeep, decode_bounded, loads_bounded, unclosed
 
 
 class ContainerError(Exception):
@@ -30,14 +30,11 @@ class Prefix:
     keys: list = field(default_factory=list)  # top-level keys in file order (so far)
 
 
-def _exact_decoder() -> json.JSONDecoder:
-    return json.JSONDecoder(parse_float=Decimal, parse_constant=lambda c: Decimal(c.replace("Infinity", "Inf")))
-
-
 def _member_value(raw: bytes):
     """A top-level member's value (exact numbers), or None when it is not valid JSON."""
     try:
-        return _exact_decoder().decode(raw.decode("utf-8", "replace"))
+        return loads_bounded(raw.decode("utf-8", "replace"), parse_float=Decimal,
+                             parse_constant=lambda c: Decimal(c.replace("Infinity", "Inf")))
     except ValueError:
         return None
 
@@ -104,7 +101,9 @@ def scan_prefix(head: bytes, complete: bool) -> Prefix | None:
             keys.append(key)
             return Prefix("object", j, meta, keys)
         try:
-            _, k = dec.raw_decode(text, j)
+            _, k = decode_bounded(dec, text, j)
+        except TooDeep:
+            raise ContainerError(f"top-level member {key!r} is nested deeper than {MAX_DEPTH} levels") from None
         except json.JSONDecodeError as exc:
             if exc.pos >= len(text) - 1 or not complete:
                 # the value may continue beyond the head
@@ -184,7 +183,7 @@ def _decode_from(text: str, s: int, at_array_start: bool, dec, container: str, r
         if ch != "{":
             return None
         try:
-            _, j = dec.raw_decode(text, i)
+            _, j = decode_bounded(dec, text, i)
         except json.JSONDecodeError:
             if not _is_cut_off(text[i:], dec):
                 return None
@@ -225,7 +224,7 @@ def _decode_from(text: str, s: int, at_array_start: bool, dec, container: str, r
             if k >= n or text[k] != ":":
                 return None
             v0 = _skip_ws(text, k + 1)
-            _, v1 = dec.raw_decode(text, v0)
+            _, v1 = decode_bounded(dec, text, v0)
         except (json.JSONDecodeError, ValueError):
             if _is_cut_off(text[j:], dec):
                 return Tail("complete", base + end, 0, meta, keys)
@@ -247,8 +246,10 @@ def _is_cut_off(rest: str, dec) -> bool:
     candidate = stripped + ('"' if in_str else "")
     for suffix in ("", "null", "0", '"":null', ':null'):
         try:
-            dec.raw_decode(candidate + suffix + closers)
+            decode_bounded(dec, candidate + suffix + closers)
             return True
+        except TooDeep:
+            return bool(closers)  # something was left open: cut off (too deep to check)
         except json.JSONDecodeError:
             continue
         except Exception:

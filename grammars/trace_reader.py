@@ -11,8 +11,13 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Iterator
 
+from .json_text import MAX_DEPTH, BoundedDecoder, TooDeep, ValueScanner, decode_bounded
 from .trace_container import ContainerError, _is_cut_off, _skip_ws
 from .trace_event import EVENT_COLUMNS
+
+
+#: the largest trace event read (DuckDB's ``maximum_object_size`` too); larger ones are skipped
+MAX_EVENT_BYTES = 16 << 20
 
 
 @dataclass
@@ -76,7 +81,7 @@ def _resync(buf: str, start: int, dec) -> int:
     for m in _NEXT_ELEMENT_RE.finditer(buf, start):
         at = m.end()
         try:
-            value, end = dec.raw_decode(buf, at)
+            value, end = decode_bounded(dec, buf, at)
         except json.JSONDecodeError:
             continue
         j = _skip_ws(buf, end)
@@ -97,17 +102,31 @@ class StreamResult:
         self.incomplete_bytes = 0
 
 
+def too_big_reason(limit: int) -> str:
+    """Why an event over ``limit`` bytes is skipped."""
+    return f"larger than {limit >> 20} MiB"
+
+
+def _parse_int(text: str):
+    """JSON integers: exact, also beyond the digits ``int()`` accepts from text."""
+    return int(text) if len(text) < 4000 else Decimal(text)
+
+
 def iter_events(chunks: Iterator[bytes], container: str, result: StreamResult,
-                max_event_bytes: int = 64 << 20) -> Iterator[RawEvent]:
+                max_event_bytes: int = MAX_EVENT_BYTES) -> Iterator[RawEvent]:
     """Every element of the event array, exactly and tolerantly, from decompressed bytes
     that start at the ``[`` of the array.
 
     Numbers keep their exact text; a cut-off last element is reported with
     ``problem='truncated ...'``; an element that is not an object, or not valid JSON, is
-    reported with its reason and reading resumes at the next element start.
+    reported with its reason and reading resumes at the next element start.  An element
+    nested deeper than :data:`~grammars.json_text.MAX_DEPTH` or larger than
+    ``max_event_bytes`` is skipped with its reason, read piece by piece and never held
+    whole; Python's decoder never recurses deeper than that bound.
     """
-    dec = json.JSONDecoder(parse_float=Decimal, parse_int=int,
+    dec = json.JSONDecoder(parse_float=Decimal, parse_int=_parse_int,
                            parse_constant=lambda c: Decimal(c.replace("Infinity", "Inf")))
+    bounded = BoundedDecoder(dec)
     buf = ""
     pos = 0
     eof = False
@@ -170,18 +189,43 @@ def iter_events(chunks: Iterator[bytes], container: str, result: StreamResult,
                 _read_trailing_members(buf[pos:], chunks, result, dec)
             return
         # one element
+        err = too_big = None
         while True:
             try:
-                obj, end = dec.raw_decode(buf, pos)
+                obj, end = bounded.decode(buf, pos)
+            except TooDeep:
+                too_big = f"nested deeper than {MAX_DEPTH} levels"
                 break
             except json.JSONDecodeError as exc:
                 if not eof and len(buf) - pos < max_event_bytes:
                     more()
                     continue
                 err = exc
-                obj = None
+                if not eof and ValueScanner().feed(buf, pos) is None:
+                    too_big = too_big_reason(max_event_bytes)
                 break
-        if obj is None:
+            if end < len(buf) or eof or len(buf) - pos >= max_event_bytes:
+                break
+            more()  # a value that reaches the end of the text read so far may go on
+        if too_big is not None:
+            # skipped without holding it: scanned piece by piece up to its end
+            head = buf[pos:pos + 200]
+            scan = ValueScanner()
+            end = scan.feed(buf, pos)
+            while end is None:
+                buf, pos = "", 0
+                if not more():
+                    break
+                end = scan.feed(buf, 0)
+            if end is None:
+                result.status = "truncated"
+                yield RawEvent(event_no, None, "truncated: the file ends inside this event", head)
+                return
+            yield RawEvent(event_no, None, too_big, head)
+            event_no += 1
+            pos = end
+            continue
+        if err is not None:
             rest = buf[pos:]
             if eof and _is_cut_off(rest, dec):
                 result.status = "truncated"
@@ -206,7 +250,12 @@ def iter_events(chunks: Iterator[bytes], container: str, result: StreamResult,
 
 
 def _read_trailing_members(text: str, chunks: Iterator[bytes], result: StreamResult, dec) -> None:
-    rest = text + "".join(c.decode("utf-8", "replace") for c in chunks)
+    parts, size = [text], len(text)
+    for chunk in chunks:  # read to the end (the file is hashed as it is read), hold a bounded part
+        if size < MAX_EVENT_BYTES:
+            parts.append(chunk.decode("utf-8", "replace"))
+            size += len(chunk)
+    rest = "".join(parts)
     i = 0
     n = len(rest)
     while True:
@@ -226,7 +275,7 @@ def _read_trailing_members(text: str, chunks: Iterator[bytes], result: StreamRes
             j = _skip_ws(rest, j)
             if j >= n or rest[j] != ":":
                 return
-            val, i = dec.raw_decode(rest, _skip_ws(rest, j + 1))
+            val, i = decode_bounded(dec, rest, _skip_ws(rest, j + 1))
         except json.JSONDecodeError:
             return
         if isinstance(key, str) and key != "traceEvents":

@@ -154,6 +154,7 @@ class Database:
                     progress: Callable[[Any], Callable[[int], None] | None] | None = None,
                     commit: str | None = None, branch: str | None = None,
                     tags: Mapping[str, str] | Sequence[str] | None = None,
+                    max_expand: float | None = None, replace: bool = False,
                     jobs: int | None = None) -> Iterator["IngestResult"]:
         """Ingest files, globs, directories or ``-`` (standard input), one transaction per file,
         yielding an :class:`~loganalyze.ingest.IngestResult` as each file is done.
@@ -163,13 +164,18 @@ class Database:
         directory), ``tags`` (a mapping or ``key=value`` strings, merged with ``$LOGANALYZE_TAGS``)
         and the library versions the files' headers name.  ``progress`` is called with each
         input file and may return a callback taking the number of bytes read so far (the CLI
-        draws its progress bar with it).  ``jobs``: worker processes that parse files while
-        this process writes (see :mod:`loganalyze.parallel`); ``None`` means one per core when
-        there are several files and enough bytes to repay starting them, ``1`` never; with
-        workers, ``progress`` only asks for one bar over all files (files/s, MB/s) on standard
-        error.  An interrupt raises :class:`~loganalyze.ingest.IngestInterrupted` saying what
-        was and was not ingested."""
+        draws its progress bar with it).  An interrupt raises
+        :class:`~loganalyze.ingest.IngestInterrupted` saying what was and was not ingested.
+        ``max_expand``: how many times its size a compressed file may decompress to (past its
+        first 16 MB; default 100, 0 for no limit).  ``replace``: a file whose content extends
+        a stored source (the same log with lines appended) replaces it in the same
+        transaction; without it such a file is not ingested (status ``extends``).  ``jobs``:
+        worker processes that parse files while this process writes (see
+        :mod:`loganalyze.parallel`; ``None``: one per core for several files over 32 MB,
+        ``1``: none; never with ``replace``)."""
         from . import runmeta
+        from .ingest import IngestOptions
+        from .inputs import DEFAULT_MAX_EXPAND
         from .parallel import ingest_results
 
         self._writable()
@@ -181,7 +187,8 @@ class Database:
             raise LoganalyzeError(str(exc)) from None
         landed = False
         try:
-            for res in ingest_results(self._store, [os.fspath(p) for p in paths], run, progress, jobs):
+            options = IngestOptions(run, DEFAULT_MAX_EXPAND if max_expand is None else max_expand, replace)
+            for res in ingest_results(self._store, [os.fspath(p) for p in paths], options, progress, jobs):
                 landed = landed or res.status in ("ingested", "duplicate")
                 yield res
         finally:
@@ -191,10 +198,11 @@ class Database:
     def ingest(self, paths: str | os.PathLike | Iterable[str | os.PathLike], run: str | None = None,
                progress: Callable[[Any], Callable[[int], None] | None] | None = None,
                commit: str | None = None, branch: str | None = None,
-               tags: Mapping[str, str] | Sequence[str] | None = None, jobs: int | None = None) -> list["IngestResult"]:
+               tags: Mapping[str, str] | Sequence[str] | None = None,
+               max_expand: float | None = None, replace: bool = False, jobs: int | None = None) -> list["IngestResult"]:
         """Ingest files (see :meth:`iter_ingest`) and return one result per file."""
         return list(self.iter_ingest(paths, run=run, progress=progress, commit=commit, branch=branch, tags=tags,
-                                     jobs=jobs))
+                                     max_expand=max_expand, replace=replace, jobs=jobs))
 
     # ------------------------------------------------------------------ questions
     def summary(self, by: str | Sequence[str] | None = None, run: str | None = None,

@@ -108,13 +108,19 @@ def ingest(
     branch: Optional[str] = typer.Option(None, "--branch", help="Git branch of the run (default: detected)"),
     tag: Optional[List[str]] = typer.Option(None, "--tag", help="KEY=VALUE stored with the run (repeatable)"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print errors only"),
+    max_expand: float = typer.Option(100, "--max-expand", min=0, metavar="RATIO",
+                                     help="Most a compressed file may decompress to, in times its size, past "
+                                          "its first 16 MB (guards against decompression bombs; 0: no limit)"),
+    replace: bool = typer.Option(False, "--replace", help="A file that extends an ingested one (the same log "
+                                 "with lines appended) replaces it"),
     to: Optional[Tuple[str, str]] = typer.Option(None, "--to", metavar="parquet DIR", help="Append to a Parquet dataset directory instead of a database: --to parquet DIR"),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes parsing files while one process writes (default: one per core, for several files over 32 MB in all; 1: none). An ingest of 10 or more files, or with --jobs, ends with a table by format"),
 ):
     """Read log files into the database, one transaction per file.
 
     The format of each file is detected from its content; gzip is read transparently.
-    A file already in the database (same content) is not ingested twice.  With
+    A file already in the database (same content, compressed or not) is not ingested twice;
+    a file that extends one (more lines appended) is ingested only with --replace.  With
     --to parquet DIR the files go to a Parquet dataset instead (new part files only).
 
     Example: loganalyze ingest logs/ --run nightly-2026-11-22;
@@ -134,7 +140,8 @@ def ingest(
     try:
         with interrupts_handled():
             results = (database.iter_ingest(paths, run=run, progress=bar, commit=commit, branch=branch, tags=tag,
-                                            jobs=jobs) if database is not None
+                                            max_expand=max_expand, replace=replace, jobs=jobs)
+                       if database is not None
                        else _dataset_ingest(dataset, paths, run, bar, commit=commit, branch=branch, tags=tag))
             for res in results:
                 seen.append(res)
@@ -147,9 +154,11 @@ def ingest(
                 ok += 1
                 if quiet:
                     continue
-                if res.status == "duplicate":
+                if res.status in ("duplicate", "extends"):
                     typer.echo(f"skipped: {res.message}")
                     continue
+                for old in res.replaced:
+                    typer.echo(f"replaced {old}")
                 for w in res.warnings:
                     typer.echo(f"warning: {w}", err=True)
                 _print_ingested(database, res)

@@ -15,9 +15,11 @@ from typing import Callable, Iterator
 
 import duckdb
 
+from . import tempfiles
 from .version import __version__
+from .identity import StoredSource, duplicate_of, extended_sources, head_sha256, maybe_duplicate
 from .importers import IngestContext, candidate_importers, fallback_importer, known_formats
-from .inputs import InputError, InputFile, expand_paths, is_probably_binary
+from .inputs import DEFAULT_MAX_EXPAND, FileRefused, InputError, InputFile, expand_paths, is_probably_binary
 from .schema.derived import derive
 from .signals import is_interrupt, signal_exit_code
 from .store import Store
@@ -26,19 +28,33 @@ SOURCE_COLUMNS = [
     "source_id", "path", "name", "size_bytes", "sha256", "compression", "format", "dialect",
     "library_version", "isa", "runtime", "run_label", "lines_total", "lines_parsed",
     "lines_non_verbose", "lines_skipped", "crlf_lines", "ends_with_newline", "segments",
-    "warnings", "loganalyze_version", "truncated",
+    "warnings", "loganalyze_version", "truncated", "file_sha256", "content_bytes", "head_sha256",
 ]
 
 
 @dataclass
 class IngestResult:
     path: str
-    status: str  # ingested | duplicate | error
+    #: ingested | duplicate (same content stored) | extends (the content of a stored source,
+    #: and more: not ingested without ``replace``) | error
+    status: str
     message: str = ""
     source_id: int | None = None
     format: str | None = None
     warnings: list[str] = field(default_factory=list)
     source: dict = field(default_factory=dict)
+    #: the sources this one replaced (``replace=True``), each ``source N (path) in run 'x'``
+    replaced: list[str] = field(default_factory=list)
+
+
+@dataclass
+class IngestOptions:
+    """How files are taken in: the run label, the decompression limit (``max_expand``,
+    0 for none) and whether a file extending a stored source replaces it (``replace``)."""
+
+    run_label: str | None = None
+    max_expand: float = DEFAULT_MAX_EXPAND
+    replace: bool = False
 
 
 class IngestInterrupted(KeyboardInterrupt):
@@ -65,9 +81,16 @@ def ingest_paths(
     paths: list[str],
     run_label: str | None = None,
     progress_factory: Callable[[InputFile], Callable[[int], None] | None] | None = None,
+    max_expand: float = DEFAULT_MAX_EXPAND,
+    replace: bool = False,
 ) -> Iterator[IngestResult]:
     """One result per file, as each is done.  An interrupt raises :class:`IngestInterrupted`
-    carrying what was done and what was not read."""
+    carrying what was done and what was not read.  ``max_expand``: the most a compressed
+    file may decompress to, in times its size (past the first MBs; 0: no limit);
+    ``replace``: a file extending a stored source replaces it (see :mod:`loganalyze.identity`).
+    Temporary files left by killed runs are removed first."""
+    options = IngestOptions(run_label, max_expand, replace)
+    tempfiles.sweep_stale()
     cands = expand_paths(paths)
     done: list[IngestResult] = []
     for i, cand in enumerate(cands):
@@ -75,7 +98,7 @@ def ingest_paths(
             res = IngestResult(cand.path, "error", cand.error)
         else:
             try:
-                res = ingest_file(store, cand.path, run_label, progress_factory)
+                res = ingest_file(store, cand.path, options, progress_factory)
             except KeyboardInterrupt as exc:
                 # before the file's transaction began (sniffing, hashing): nothing of it stored
                 stop = exc if isinstance(exc, IngestInterrupted) else IngestInterrupted(
@@ -87,10 +110,14 @@ def ingest_paths(
         yield res
 
 
-def ingest_file(store: Store, path: str, run_label: str | None = None, progress_factory=None) -> IngestResult:
+def ingest_file(store: Store, path: str, options: IngestOptions | str | None = None,
+                progress_factory=None) -> IngestResult:
+    """Ingest one file (see :func:`ingest_paths`); ``options`` may be just a run label."""
+    if not isinstance(options, IngestOptions):
+        options = IngestOptions(run_label=options)
     file = None
     try:
-        file = InputFile(path)
+        file = InputFile(path, max_expand=options.max_expand)
         path = file.path  # what messages name: "<stdin>" for "-"
         if file.size == 0:
             raise InputError(f"{path}: empty file")
@@ -106,17 +133,27 @@ def ingest_file(store: Store, path: str, run_label: str | None = None, progress_
                 raise InputError(f"{path}: binary file, not a text log")
         if not is_probably_binary(head) and not any(c.format == fallback_importer().format for c in candidates):
             candidates.append(fallback_importer())
-        if store.has_size(file.size):  # cheap pre-check before hashing twice
-            dup = store.source_by_sha(file.compute_sha256())
+        if maybe_duplicate(store.con, file):  # cheap pre-check before reading it all
+            dup = duplicate_of(store.con, file)
             if dup:
                 return _duplicate(path, dup)
+        extends = extended_sources(store.con, file, head)
+        if extends:
+            dup = duplicate_of(store.con, file)
+            if dup:
+                return _duplicate(path, dup)
+            if not options.replace:
+                return _extends(path, extends)
         claimed = any(c.format != fallback_importer().format for c in candidates) or \
             fallback_importer().sniff(head, file.name) > 0
         first_error: InputError | None = None
         for importer in candidates:  # most likely first; the next one when it finds nothing it reads
             try:
-                sid, row, ctx = _ingest_with(store, file, path, importer, run_label, progress_factory)
+                sid, row, ctx = _ingest_with(store, file, path, importer, options.run_label, progress_factory,
+                                             head, extends)
                 break
+            except FileRefused:
+                raise
             except InputError as exc:
                 first_error = first_error or exc
             except Exception as exc:
@@ -130,9 +167,9 @@ def ingest_file(store: Store, path: str, run_label: str | None = None, progress_
                 raise InputError(f"{path}: not a recognised format (tried: {', '.join(known_formats())})")
             raise first_error or InputError(f"{path}: no reader for this file")
         return IngestResult(path, "ingested", source_id=sid, format=importer.format,
-                            warnings=ctx.warnings, source=row)
+                            warnings=ctx.warnings, source=row, replaced=[s.describe() for s in extends])
     except _Duplicate as d:
-        return _duplicate(path, d.row)
+        return _duplicate(path, d.source)
     except InputError as exc:
         return IngestResult(path, "error", str(exc))
     except MemoryError:
@@ -154,7 +191,7 @@ def _interrupted(store: Store, file: InputFile, path: str, exc: BaseException) -
     """The interrupt, with the truth about the file in progress: a signal during COMMIT may
     land after the commit took effect, so the database is asked."""
     stored = False
-    if file.sha256:
+    if file.has_sha256:
         try:
             stored = store.source_by_sha(file.sha256) is not None
         except duckdb.Error:
@@ -162,16 +199,23 @@ def _interrupted(store: Store, file: InputFile, path: str, exc: BaseException) -
     return IngestInterrupted(path, stored, signal_exit_code(exc))
 
 
-def _duplicate(path: str, row) -> IngestResult:
+def _duplicate(path: str, src: StoredSource) -> IngestResult:
     """The result for content already in the database: which source, file and run hold it."""
-    sid, where, run = row
-    in_run = f" in run {run!r}" if run is not None else " (no run label)"
-    return IngestResult(path, "duplicate", f"{path}: already ingested as source {sid} ({where}){in_run}",
-                        source_id=sid)
+    return IngestResult(path, "duplicate", f"{path}: already ingested as {src.describe()}",
+                        source_id=src.source_id)
 
 
-def _ingest_with(store, file, path, importer, run_label, progress_factory):
-    """One importer, one transaction: the sources row is written last."""
+def _extends(path: str, sources: list[StoredSource]) -> IngestResult:
+    """The result for a file whose content starts with the whole content of stored sources."""
+    which = "; ".join(s.describe() for s in sources)
+    return IngestResult(path, "extends", f"{path}: extends {which} (the same content with more after it); "
+                        "--replace to swap it in", source_id=sources[0].source_id)
+
+
+def _ingest_with(store, file, path, importer, run_label, progress_factory, head: bytes,
+                 replaces: list[StoredSource]):
+    """One importer, one transaction: the sources row is written last; the sources in
+    ``replaces`` are removed in the same transaction."""
     sid = store.next_source_id()
     ctx = IngestContext(con=store.con, source_id=sid, file=file,
                         progress=progress_factory(file) if progress_factory else None)
@@ -179,16 +223,22 @@ def _ingest_with(store, file, path, importer, run_label, progress_factory):
         importer.ingest(ctx)
         derive(store.con, sid)
         ctx.note_damage()
-        dup = store.source_by_sha(file.sha256)
+        file.check_unchanged()
+        dup = duplicate_of(store.con, file)
         if dup:
             raise _Duplicate(dup)
+        if replaces:
+            from .query.catalog import remove_sources
+
+            remove_sources(store.con, [s.source_id for s in replaces])
         row = dict.fromkeys(SOURCE_COLUMNS)
         row.update(ctx.source)
         row.update(
             source_id=sid, path=file.source_path, name=file.name, size_bytes=file.size,
             sha256=file.sha256, compression=file.compression, format=importer.format,
             run_label=run_label, warnings=ctx.warnings, loganalyze_version=__version__,
-            truncated=bool(ctx.source.get("truncated")),
+            truncated=bool(ctx.source.get("truncated")), file_sha256=file.file_sha256,
+            content_bytes=file.content_bytes, head_sha256=head_sha256(head),
         )
         store.con.execute(
             f"INSERT INTO sources ({', '.join(SOURCE_COLUMNS)}) VALUES ({', '.join('?' * len(SOURCE_COLUMNS))})",
@@ -198,6 +248,6 @@ def _ingest_with(store, file, path, importer, run_label, progress_factory):
 
 
 class _Duplicate(Exception):
-    def __init__(self, row):
+    def __init__(self, source: StoredSource):
         super().__init__("duplicate")
-        self.row = row
+        self.source = source

@@ -2,87 +2,53 @@
 
 Nothing here knows any log format; importers get an :class:`InputFile` and read its
 decompressed bytes in chunks through :meth:`InputFile.chunks` (the one byte reader), which
-also computes the file's sha256 on a second thread (hashlib releases the GIL) while the
-importer works.  One policy for damaged compressed input: the bytes before the damage are
-read, ``InputFile.damage`` says what happened, and the source is flagged as truncated.
+also computes the sha256 of the content (the decompressed bytes: the file's identity) and of
+the file's own bytes on helper threads (hashlib releases the GIL) while the importer works.
+
+Policies, the same for every importer:
+
+- damaged compressed input: the bytes before the damage are read, ``InputFile.damage`` says
+  what happened, and the source is flagged as truncated;
+- decompression is bounded: past :data:`EXPAND_FREE_BYTES`, a file may not decompress to
+  more than ``max_expand`` times its size (:class:`FileRefused`, naming the ratio reached);
+- a file that changes while it is read (size or modification time, or a byte count other
+  than its size) is refused: nothing of it is stored.
 """
 from __future__ import annotations
 
-import glob
 import hashlib
 import os
 import queue
+import struct
 import sys
-import tempfile
 import threading
 import weakref
-import zlib
-from dataclasses import dataclass
 from typing import Callable, Iterator
 
-GZIP_MAGIC = b"\x1f\x8b"
+from . import tempfiles
+from .gunzip import GZIP_MAGIC, GunzipStream
+from .paths import DATABASE_SUFFIXES, STDIN, Candidate, expand_paths  # noqa: F401 - re-exported
+
 CHUNK = 16 << 20
 #: compressed bytes read at a time
 READ_BLOCK = 1 << 20
 SNIFF_BYTES = 64 << 10
-#: our own database files are never inputs when a directory is expanded
-DATABASE_SUFFIXES = (".duckdb", ".duckdb.wal")
-#: the path that names standard input, and the name its source gets
-STDIN = "-"
+#: the name standard input's source gets
 STDIN_NAME = "<stdin>"
+#: decompressed bytes every compressed file may give, whatever its size
+EXPAND_FREE_BYTES = 16 << 20
+#: past that, the most decompressed bytes per compressed byte (``--max-expand``; 0: no limit)
+DEFAULT_MAX_EXPAND = 100
+MB = 1 << 20
 
 
 class InputError(Exception):
     """A problem with one input file, worth one line to the user (exit code 2)."""
 
 
-@dataclass
-class Candidate:
-    """A path named on the command line, expanded; ``error`` set when it cannot be read."""
-
-    path: str
-    error: str | None = None
-
-
-def expand_paths(args: list[str]) -> list[Candidate]:
-    """Files, globs and directories (recursively, hidden files left out) in a stable order;
-    ``-`` (standard input) passes through."""
-    out: list[Candidate] = []
-    seen: set[str] = set()
-
-    def add(p: str) -> None:
-        key = os.path.abspath(p)
-        if key not in seen:
-            seen.add(key)
-            out.append(Candidate(p))
-
-    for arg in args:
-        if arg == STDIN:
-            if arg not in seen:
-                seen.add(arg)
-                out.append(Candidate(arg))
-        elif os.path.isdir(arg):
-            found = []
-            for root, dirs, files in os.walk(arg):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                found.extend(os.path.join(root, f) for f in sorted(files)
-                             if not f.startswith(".") and not f.endswith(DATABASE_SUFFIXES))
-            if not found:
-                out.append(Candidate(arg, f"{arg}: directory holds no files"))
-            for f in found:
-                add(f)
-        elif os.path.exists(arg):
-            add(arg)
-        elif any(ch in arg for ch in "*?["):
-            matches = sorted(glob.glob(arg, recursive=True))
-            files = [m for m in matches if os.path.isfile(m)]
-            if not files:
-                out.append(Candidate(arg, f"{arg}: no file matches this pattern"))
-            for f in files:
-                add(f)
-        else:
-            out.append(Candidate(arg, f"{arg}: no such file or directory"))
-    return out
+class FileRefused(InputError):
+    """A problem with the file itself that no other reader gets around (it decompresses to
+    too much, or it changed while it was read): the file is given up at once."""
 
 
 class InputFile:
@@ -98,7 +64,8 @@ class InputFile:
     (``truncated`` is then True); importers keep the complete records they read.
     """
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, max_expand: float = DEFAULT_MAX_EXPAND):
+        self.max_expand = max_expand
         self._spool: str | None = None
         self._cleanup = None
         if path == STDIN:
@@ -115,6 +82,7 @@ class InputFile:
         if not os.path.isfile(self.local_path):
             raise InputError(f"{path}: not a regular file")
         self.size = st.st_size
+        self._stat = _identity(st)
         try:
             with open(self.local_path, "rb") as f:
                 magic = f.read(2)
@@ -122,6 +90,9 @@ class InputFile:
             raise InputError(f"{path}: cannot read: {exc.strerror}") from None
         self.compression = "gzip" if magic == GZIP_MAGIC else None
         self._sha256: str | None = None
+        self._file_sha256: str | None = None
+        #: decompressed size in bytes, once a complete pass has read it
+        self.content_bytes: int | None = None if self.compression else self.size
         #: what is wrong with the compressed stream, once a read has reached the damage
         self.damage: str | None = None
 
@@ -132,15 +103,41 @@ class InputFile:
 
     @property
     def sha256(self) -> str:
-        """sha256 of the file bytes (computed by the first complete :meth:`chunks` pass, or
-        here when none has run)."""
+        """sha256 of the content, the decompressed bytes (computed by the first complete
+        :meth:`chunks` pass, or here when none has run): what identifies a source."""
         if self._sha256 is None:
             self._sha256 = self.compute_sha256()
         return self._sha256
 
     @sha256.setter
     def sha256(self, value: str) -> None:
+        """Set by a reader that hashed the bytes itself (an uncompressed file only)."""
         self._sha256 = value
+
+    @property
+    def file_sha256(self) -> str:
+        """sha256 of the file's own bytes (the same as :attr:`sha256` for a plain file)."""
+        if not self.compression:
+            return self.sha256
+        if self._file_sha256 is None:
+            h = hashlib.sha256()
+            with self._open() as f:
+                while block := f.read(CHUNK):
+                    h.update(block)
+            self._file_sha256 = h.hexdigest()
+        return self._file_sha256
+
+    def gzip_size_hint(self) -> int | None:
+        """The decompressed size the gzip trailer states (modulo 4 GiB; the last member's
+        only when members are concatenated), or None: a hint, never a fact."""
+        if self.compression != "gzip" or self.size < 18:
+            return None
+        try:
+            with self._open() as f:
+                f.seek(-4, os.SEEK_END)
+                return struct.unpack("<I", f.read(4))[0]
+        except (OSError, struct.error):
+            return None
 
     @property
     def has_sha256(self) -> bool:
@@ -180,13 +177,50 @@ class InputFile:
         return (data if complete else data[:n]), complete
 
     def compute_sha256(self) -> str:
-        """sha256 of the file bytes, read once more."""
+        """sha256 of the content, read once more (a plain file's bytes, or a compressed
+        file's decompressed bytes); a file that changed meanwhile is :class:`FileRefused`."""
+        self._sha256 = None
+        if self.compression:
+            for _ in self.chunks():
+                pass
+            return self._sha256
         h = hashlib.sha256()
-        with open(self.local_path, "rb") as f:
+        with self._open() as f:
+            done = 0
             while block := f.read(CHUNK):
                 h.update(block)
+                done += len(block)
+            self._check_unchanged(f, done)
         self._sha256 = h.hexdigest()
         return self._sha256
+
+    def check_unchanged(self) -> None:
+        """:class:`FileRefused` when the file's size or modification time is no longer what
+        it was when it was opened (it was written to while it was read)."""
+        try:
+            now = _identity(os.stat(self.local_path))
+        except OSError as exc:
+            raise FileRefused(f"{self.path}: changed while being read ({exc.strerror}); nothing stored") from None
+        if now != self._stat:
+            raise FileRefused(f"{self.path}: changed while being read (size {self._stat[0]} -> {now[0]} bytes); "
+                              "nothing stored")
+
+    def _check_unchanged(self, f, done: int) -> None:
+        """After reading ``done`` bytes from the open file ``f``: the count is the size stat
+        gave, and the file is unchanged."""
+        if done != self.size:
+            raise FileRefused(f"{self.path}: changed while being read (read {done} bytes of "
+                              f"{self.size}); nothing stored")
+        if _identity(os.fstat(f.fileno())) != self._stat:
+            raise FileRefused(f"{self.path}: changed while being read (size {self.size} -> "
+                              f"{os.fstat(f.fileno()).st_size} bytes); nothing stored")
+        self.check_unchanged()
+
+    def _open(self):
+        try:
+            return open(self.local_path, "rb")
+        except OSError as exc:
+            raise InputError(f"{self.path}: cannot read: {exc.strerror}") from None
 
     # ------------------------------------------------------------------ streaming
     def chunks(self, size: int = CHUNK, offset: int = 0, progress: Callable[[int], None] | None = None,
@@ -194,108 +228,85 @@ class InputFile:
         """Decompressed bytes from ``offset`` on, in chunks of about ``size`` bytes.
 
         ``progress`` gets the number of file bytes read so far.  A complete pass stores the
-        sha256 of the file bytes (hashed on a helper thread).  A damaged gzip stream ends
-        the data where it stops being readable and sets ``damage``; an unreadable file is
-        an :class:`InputError`.
+        sha256 of the content and of the file bytes (hashed on helper threads) and
+        ``content_bytes``.  A damaged gzip stream ends the data where it stops being readable
+        and sets ``damage``; an unreadable file is an :class:`InputError`; a file that
+        decompresses past its limit, or changes while it is read, is :class:`FileRefused`.
         """
-        hasher = _BackgroundHasher() if hash_bytes and self._sha256 is None else None
-        try:
-            raw = open(self.local_path, "rb")
-        except OSError as exc:
-            raise InputError(f"{self.path}: cannot read: {exc.strerror}") from None
+        hashing = hash_bytes and self._sha256 is None
+        content_hasher = _BackgroundHasher() if hashing else None
+        file_hasher = _BackgroundHasher() if hashing and self.compression else None
+        raw = self._open()
         complete = False
         try:
-            blocks = _raw_blocks(raw, self.path, READ_BLOCK if self.compression else size, hasher, progress)
-            data = self._gunzip(blocks) if self.compression == "gzip" else blocks
+            reader = _RawReader(raw, self.path, READ_BLOCK if self.compression else size,
+                                file_hasher if self.compression else content_hasher, progress)
+            if self.compression == "gzip":
+                stream = GunzipStream(reader)
+                data = self._limited(stream, content_hasher)
+            else:
+                stream, data = None, iter(reader)
             yield from _rechunk(_skip_to(data, offset), size)
+            if stream is not None:
+                self.damage = stream.damage
+            self._check_unchanged(raw, reader.done)
+            self.content_bytes = stream.out_bytes if stream is not None else reader.done
             complete = True
         finally:
             raw.close()
+            for hasher in (content_hasher, file_hasher):
+                if hasher:
+                    digest = hasher.finish()
+                    if complete and hasher is content_hasher:
+                        self._sha256 = digest
+                    elif complete:
+                        self._file_sha256 = digest
+
+    def _limited(self, stream: GunzipStream, hasher) -> Iterator[bytes]:
+        """The decompressed pieces of ``stream``, hashed, until they pass this file's limit."""
+        limit = max(EXPAND_FREE_BYTES, self.max_expand * self.size) if self.max_expand else None
+        for piece in stream:
+            if limit is not None and stream.out_bytes > limit:
+                raise FileRefused(
+                    f"{self.path}: decompresses to more than {self.max_expand:g} times its size (ratio "
+                    f"{stream.out_bytes / max(self.size, 1):.0f} reached at {stream.out_bytes // MB} MB from "
+                    f"{_size_text(self.size)}); stopped as a possible decompression bomb "
+                    "(--max-expand RATIO raises the limit)")
             if hasher:
-                digest = hasher.finish()
-                if complete and self._sha256 is None:
-                    self._sha256 = digest
-
-    def _gunzip(self, blocks: Iterator[bytes]) -> Iterator[bytes]:
-        """Decompressed gzip members (concatenated members go on; trailing garbage after the
-        last member is ignored, as gzip does); damage ends the output and sets ``damage``."""
-        decomp = zlib.decompressobj(zlib.MAX_WBITS | 16)
-        fed = False  # has the current member seen data it has not finished?
-        out_bytes = 0
-        for block in blocks:
-            data = block
-            while data:
-                saved = decomp.copy()
-                try:
-                    out = decomp.decompress(data)
-                except zlib.error as exc:
-                    # what decompresses before the damage: the block again, in small steps
-                    for out in _decompress_until_error(saved, data):
-                        out_bytes += len(out)
-                        yield out
-                    self.damage = f"corrupt gzip data after {out_bytes} decompressed bytes ({exc})"
-                    for _ in blocks:  # the rest is still hashed
-                        pass
-                    return
-                fed = True
-                data = b""
-                if out:
-                    out_bytes += len(out)
-                    yield out
-                if decomp.eof:
-                    data = decomp.unused_data
-                    decomp = zlib.decompressobj(zlib.MAX_WBITS | 16)
-                    fed = False
-                    if data and not data.startswith(GZIP_MAGIC):
-                        data = b""
-                        for _ in blocks:
-                            pass
-        tail = decomp.flush()
-        if tail:
-            out_bytes += len(tail)
-            yield tail
-        if fed and not decomp.eof:
-            self.damage = f"gzip stream is cut off after {out_bytes} decompressed bytes"
+                hasher.update(piece)
+            yield piece
 
 
-def _decompress_until_error(decomp, data: bytes) -> Iterator[bytes]:
-    """Everything ``decomp`` gives for ``data`` before the byte where it fails (4 KiB steps,
-    then byte by byte through the step that fails, from a copy of the decompressor)."""
-    step = 4096
-    for i in range(0, len(data), step):
-        saved = decomp.copy()
-        try:
-            out = decomp.decompress(data[i:i + step])
-        except zlib.error:
-            for j in range(i, min(i + step, len(data))):
-                try:
-                    out = saved.decompress(data[j:j + 1])
-                except zlib.error:
-                    return
-                if out:
-                    yield out
-            return
-        if out:
-            yield out
-        if decomp.eof:
-            return
+def _size_text(n: int) -> str:
+    return f"{n / MB:.1f} MB" if n >= MB else f"{n / 1024:.1f} KB" if n >= 1024 else f"{n} bytes"
 
 
-def _raw_blocks(raw, path: str, size: int, hasher, progress) -> Iterator[bytes]:
-    done = 0
-    while True:
-        try:
-            block = raw.read(size)
-        except OSError as exc:
-            raise InputError(f"{path}: read error: {exc.strerror}") from None
-        if not block:
-            return
-        done += len(block)
-        if hasher:
-            hasher.update(block)
-        yield block
-        if progress:
-            progress(done)
+def _identity(st: os.stat_result) -> tuple[int, int, int]:
+    """What says a file is still the one that was opened: size, modification time, inode."""
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+class _RawReader:
+    """The file's bytes in blocks of ``size``, fed to ``hasher``, counted in ``done``."""
+
+    def __init__(self, raw, path: str, size: int, hasher, progress):
+        self.raw, self.path, self.size, self.hasher, self.progress = raw, path, size, hasher, progress
+        self.done = 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        while True:
+            try:
+                block = self.raw.read(self.size)
+            except OSError as exc:
+                raise InputError(f"{self.path}: read error: {exc.strerror}") from None
+            if not block:
+                return
+            self.done += len(block)
+            if self.hasher:
+                self.hasher.update(block)
+            yield block
+            if self.progress:
+                self.progress(self.done)
 
 
 def _skip_to(data: Iterator[bytes], offset: int) -> Iterator[bytes]:
@@ -337,7 +348,7 @@ def _rechunk(data: Iterator[bytes], size: int) -> Iterator[bytes]:
 def _spool_stdin() -> str:
     """Standard input (its bytes, compressed or not) copied to a temporary file."""
     stream = getattr(sys.stdin, "buffer", sys.stdin)
-    fd, path = tempfile.mkstemp(prefix="loganalyze-stdin-")
+    fd, path = tempfiles.new_file("stdin")
     try:
         with os.fdopen(fd, "wb") as out:
             while block := stream.read(CHUNK):
@@ -350,10 +361,7 @@ def _spool_stdin() -> str:
 
 def remove_file(path: str) -> None:
     """Delete ``path`` if it is there (temporary files on every way out)."""
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
+    tempfiles.remove(path)
 
 
 class _BackgroundHasher:

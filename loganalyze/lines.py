@@ -8,12 +8,18 @@ log records are *rejected*: blanked out of the batch and listed with their reaso
 line never stops a file.  When a damaged compressed input ends inside a line, that line is
 rejected as cut off.
 
+Memory is bounded whatever the input: a batch holds at most :data:`MAX_LINES_PER_BATCH`
+lines (a file of newlines makes many small batches, not numpy arrays of its whole chunk),
+and a line longer than :data:`MAX_LINE_BYTES` is never held: it is passed over, counted,
+and rejected with its length and its first :data:`LONG_LINE_KEEP` bytes.
+
 - :func:`iter_line_batches` gives Arrow batches DuckDB can scan without a copy (the oneDNN
   importer).  Each value keeps its ``\\n`` (and ``\\r\\n``): cutting them off would copy every
   byte, while SQL can ignore them for free.
 - :func:`iter_lines` gives ``(line number, text without its line end)`` in Python (the
-  report importers); rejected lines come back decoded with replacement characters, except
-  a cut-off one, which the caller is told about through ``on_cut``.
+  report importers); rejected lines come back decoded with replacement characters (an
+  over-long one: its first bytes only), except a cut-off one, which the caller is told
+  about through ``on_cut``.
 """
 from __future__ import annotations
 
@@ -32,6 +38,12 @@ BOM = b"\xef\xbb\xbf"
 MAX_LINE_BYTES = 1 << 20
 #: rows per Arrow record batch (DuckDB scans record batches in parallel)
 ROWS_PER_RECORD_BATCH = 16384
+#: most lines in one :class:`LineBatch`
+MAX_LINES_PER_BATCH = 1 << 18
+#: bytes of a rejected over-long line that are kept (its skipped_lines text, its first field)
+LONG_LINE_KEEP = 4096
+#: bytes looked at a time while cutting a chunk into batches of MAX_LINES_PER_BATCH lines
+_SPLIT_WINDOW = 1 << 20
 CUT_REASON = "truncated: the input ends inside this line"
 
 
@@ -55,8 +67,10 @@ class LineStats:
 
 def iter_line_batches(file: "InputFile", stats: LineStats,
                       progress: Callable[[int], None] | None = None) -> Iterator[LineBatch]:
-    """Numbered lines of ``file``'s decompressed bytes, a batch per chunk, in order."""
+    """Numbered lines of ``file``'s decompressed bytes, in batches of at most
+    :data:`MAX_LINES_PER_BATCH` lines, in order."""
     carry = b""
+    long_line: _LongLine | None = None  # an over-long line being passed over
     line_no = 0
     first = True
     for chunk in file.chunks(progress=progress):
@@ -67,23 +81,97 @@ def iter_line_batches(file: "InputFile", stats: LineStats,
         if not chunk:
             continue
         stats.bytes += len(chunk)
-        data = carry + chunk if carry else chunk
+        start = 0
+        if long_line is not None:
+            end = chunk.find(b"\n")
+            if end < 0:
+                long_line.add(chunk, len(chunk))
+                continue
+            long_line.add(chunk, end)
+            yield long_line.batch(line_no)
+            line_no += 1
+            stats.crlf += long_line.crlf
+            long_line = None
+            start = end + 1
+        data = carry + chunk if carry else (chunk if start == 0 else chunk[start:])
         cut = data.rfind(b"\n") + 1
-        if cut == 0:
-            carry = data
-            continue
         carry = data[cut:]
-        batch = _make_batch(data, line_no, cut)
-        line_no += batch.count
-        stats.crlf += batch.crlf
-        yield batch
-    if carry:
+        if len(carry) > MAX_LINE_BYTES:
+            long_line, carry = _LongLine(carry), b""
+        for batch in _batches(data, line_no, cut):
+            line_no += batch.count
+            stats.crlf += batch.crlf
+            yield batch
+    if long_line is not None:
+        stats.ends_with_newline = False
+        yield long_line.batch(line_no, cut=file.damage is not None)
+        line_no += 1
+    elif carry:
         stats.ends_with_newline = False
         batch = _make_batch(carry + b"\n", line_no, cut_last=file.damage is not None)
         line_no += batch.count
         stats.crlf += batch.crlf
         yield batch
     stats.lines = line_no
+
+
+class _LongLine:
+    """A line too long to hold: its length so far, its first bytes, its last byte."""
+
+    def __init__(self, start: bytes):
+        self.head = start[:LONG_LINE_KEEP]
+        self.length = len(start)
+        self.last = start[-1:]
+
+    def add(self, chunk: bytes, n: int) -> None:
+        """The line goes on with the first ``n`` bytes of ``chunk``."""
+        if n:
+            self.length += n
+            self.last = chunk[n - 1:n]
+
+    @property
+    def crlf(self) -> int:
+        return 1 if self.last == b"\r" else 0
+
+    def batch(self, line_no: int, cut: bool = False) -> LineBatch:
+        """A batch of one emptied line (number ``line_no + 1``), rejected with its length."""
+        reason = CUT_REASON if cut else f"line too long ({self.length} bytes)"
+        table = _make_batch(b"\n", line_no).table
+        return LineBatch(first_line=line_no + 1, count=1, table=table, crlf=0 if cut else self.crlf,
+                         rejected=[(line_no + 1, reason, self.head)])
+
+
+def _batches(data: bytes, line_no: int, cut: int) -> Iterator[LineBatch]:
+    """The lines of ``data[:cut]`` (which ends with a newline) as batches of at most
+    :data:`MAX_LINES_PER_BATCH` lines."""
+    if cut == 0:
+        return
+    ascii_only = data.isascii()
+    if data.count(b"\n", 0, cut) <= MAX_LINES_PER_BATCH:
+        yield _make_batch(data, line_no, 0, cut, ascii_only=ascii_only)
+        return
+    start = 0
+    for end in _split_points(data, cut):
+        batch = _make_batch(data, line_no, start, end, ascii_only=ascii_only)
+        line_no += batch.count
+        yield batch
+        start = end
+
+
+def _split_points(data: bytes, cut: int) -> Iterator[int]:
+    """Offsets just after every :data:`MAX_LINES_PER_BATCH`-th newline of ``data[:cut]``,
+    then ``cut``; found a window at a time (no array over the whole chunk)."""
+    buf = np.frombuffer(data, dtype=np.uint8, count=cut)
+    seen = 0  # newlines before the window
+    for w in range(0, cut, _SPLIT_WINDOW):
+        ends = np.flatnonzero(buf[w:w + _SPLIT_WINDOW] == NL)
+        first = (-seen - 1) % MAX_LINES_PER_BATCH  # index in ``ends`` of the next split
+        for i in range(first, len(ends), MAX_LINES_PER_BATCH):
+            point = w + int(ends[i]) + 1
+            if point < cut:
+                yield point
+        seen += len(ends)
+    yield cut
 
 
 def iter_lines(file: "InputFile", stats: LineStats, progress: Callable[[int], None] | None = None,
@@ -99,19 +187,24 @@ def iter_lines(file: "InputFile", stats: LineStats, progress: Callable[[int], No
                 texts[i] = None
                 if on_cut:
                     on_cut(line_no, raw)
-            else:
-                texts[i] = raw.decode("utf-8", "replace")
+            else:  # an over-long line comes as its first bytes, without its end
+                text = raw.decode("utf-8", "replace")
+                texts[i] = text if text.endswith("\n") else text + "\n"
         for i, text in enumerate(texts):
             if text is not None:
                 yield batch.first_line + i, text[:-2] if text.endswith("\r\n") else text[:-1]
 
 
-def _make_batch(data: bytes, line_no: int, size: int | None = None, cut_last: bool = False) -> LineBatch:
-    """Lines of ``data[:size]``, which ends with a newline (no copy of the bytes); with
-    ``cut_last`` the last line is rejected as cut off."""
-    ascii_only = data.isascii()  # ASCII is valid UTF-8: no validation pass needed
-    if size is not None and size < len(data):
-        data = memoryview(data)[:size]
+def _make_batch(data: bytes, line_no: int, start: int = 0, end: int | None = None, cut_last: bool = False,
+                ascii_only: bool | None = None) -> LineBatch:
+    """Lines of ``data[start:end]``, which ends with a newline (no copy of the bytes); with
+    ``cut_last`` the last line is rejected as cut off.  ``ascii_only``: whether ``data`` is
+    known to be ASCII (valid UTF-8: no validation pass needed)."""
+    if ascii_only is None:
+        ascii_only = data.isascii()
+    end = len(data) if end is None else end
+    if start or end < len(data):
+        data = memoryview(data)[start:end]
     buf = np.frombuffer(data, dtype=np.uint8)
     ends = np.flatnonzero(buf == NL)  # index of each line's '\n'
     n = len(ends)
@@ -138,15 +231,16 @@ def _make_batch(data: bytes, line_no: int, size: int | None = None, cut_last: bo
     drop = np.union1d(np.union1d(long_rows, bad_rows), cut_rows)
     if len(drop):
         for r in drop:
-            start, end = int(offsets[r]), int(offsets[r + 1])
+            lo, hi = int(offsets[r]), int(offsets[r + 1])
             if r in cut_rows:
                 reason = CUT_REASON
-                end -= 1  # the "\n" was added here: the line has none
-            elif (end - start) > MAX_LINE_BYTES:
-                reason = f"line too long ({end - start - 1} bytes)"
+                hi -= 1  # the "\n" was added here: the line has none
+            elif (hi - lo) > MAX_LINE_BYTES:
+                reason = f"line too long ({hi - lo - 1} bytes)"
+                hi = lo + LONG_LINE_KEEP
             else:
                 reason = "invalid UTF-8"
-            rejected.append((int(numbers[r]), reason, bytes(data[start:end])))
+            rejected.append((int(numbers[r]), reason, bytes(data[lo:hi])))
         # rebuild the batch with those lines emptied (kept as "\n" so numbering holds)
         pieces = []
         prev = 0

@@ -18,7 +18,8 @@ from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import Iterator
 
-from .ingest import IngestInterrupted, IngestResult, _duplicate, ingest_file
+from .identity import StoredSource
+from .ingest import IngestInterrupted, IngestOptions, IngestResult, _duplicate, ingest_file
 from .inputs import STDIN, Candidate
 from .scratch import KnownSource, ScratchStore, known_sources_of
 from .signals import signal_exit_code
@@ -90,7 +91,7 @@ def _file_tables() -> list[str]:
     return [t for t in names if t != SOURCES] + [SOURCES]
 
 
-def _parse_chunk(paths: list[str], run_label: str | None) -> list[ParsedFile]:
+def _parse_chunk(paths: list[str], options: IngestOptions) -> list[ParsedFile]:
     """Worker: ingest a few files into the scratch store, take their rows out (one query per
     table for the whole chunk, split per file in Arrow) and clear them from the store again
     (the oneDNN shapes stay: they make later files faster)."""
@@ -98,7 +99,7 @@ def _parse_chunk(paths: list[str], run_label: str | None) -> list[ParsedFile]:
 
     store: ScratchStore = _WORKER["store"]
     con = store.con
-    results = [ingest_file(store, path, run_label) for path in paths]
+    results = [ingest_file(store, path, options) for path in paths]
     sids = [r.source_id for r in results if r.status == "ingested"]
     if not sids:
         return [ParsedFile(r) for r in results]
@@ -141,7 +142,7 @@ def _write(store: Store, parsed: ParsedFile) -> IngestResult:
     with store.transaction():
         dup = store.source_by_sha(parsed.sha256)
         if dup:
-            return with_format(store, _duplicate(res.path, dup))
+            return with_format(store, _duplicate(res.path, StoredSource(*dup)))
         sid = store.next_source_id()
         for table, rows in parsed.tables.items():
             if table == SHAPES:
@@ -161,23 +162,25 @@ def with_format(store: Store, res: IngestResult) -> IngestResult:
     return res
 
 
-def ingest_results(store: Store, paths: list[str], run_label: str | None, progress, jobs: int | None
+def ingest_results(store: Store, paths: list[str], options: IngestOptions, progress, jobs: int | None
                    ) -> Iterator[IngestResult]:
-    """Serial or parallel ingest, as :func:`worth_parallel` decides; duplicates carry the format
-    of the file that holds them.  ``progress``: a serial ingest's progress factory (with
-    workers: one bar over all files when given)."""
+    """Serial or parallel ingest, as :func:`worth_parallel` decides (always serial with
+    ``options.replace``: replacing reads the database); duplicates carry the format of the
+    file that holds them.  ``progress``: a serial ingest's progress factory (with workers: one
+    bar over all files when given)."""
     from .ingest import ingest_paths
     from .inputs import expand_paths
 
     cands = expand_paths(paths)
-    if worth_parallel(cands, jobs):
-        yield from parallel_ingest(store, cands, run_label=run_label, jobs=jobs, show_progress=bool(progress))
+    if not options.replace and worth_parallel(cands, jobs):
+        yield from parallel_ingest(store, cands, options, jobs=jobs, show_progress=bool(progress))
         return
-    for res in ingest_paths(store, paths, run_label=run_label, progress_factory=progress):
+    for res in ingest_paths(store, paths, run_label=options.run_label, progress_factory=progress,
+                            max_expand=options.max_expand, replace=options.replace):
         yield with_format(store, res)
 
 
-def parallel_ingest(store: Store, cands: list[Candidate], run_label: str | None = None, jobs: int | None = None,
+def parallel_ingest(store: Store, cands: list[Candidate], options: IngestOptions, jobs: int | None = None,
                     show_progress: bool = False) -> Iterator[IngestResult]:
     """Ingest the expanded inputs ``cands`` with ``jobs`` worker processes (default: one per
     core) and this process as the one writer; one result per file, in input order.
@@ -185,7 +188,7 @@ def parallel_ingest(store: Store, cands: list[Candidate], run_label: str | None 
     jobs = jobs or default_jobs()
     bar = _bar(cands) if show_progress else None
     try:
-        yield from _run(store, cands, run_label, jobs, bar)
+        yield from _run(store, cands, options, jobs, bar)
     finally:
         if bar is not None:
             bar.close()
@@ -220,7 +223,7 @@ def _chunks(cands: list[Candidate]) -> Iterator[list[Candidate]]:
         yield chunk
 
 
-def _run(store: Store, cands: list[Candidate], run_label: str | None, jobs: int, bar) -> Iterator[IngestResult]:
+def _run(store: Store, cands: list[Candidate], options: IngestOptions, jobs: int, bar) -> Iterator[IngestResult]:
     import multiprocessing
 
     known = known_sources_of(store.con)
@@ -234,7 +237,7 @@ def _run(store: Store, cands: list[Candidate], run_label: str | None, jobs: int,
             chunk = next(chunks, None)
             if chunk is not None:
                 paths = [c.path for c in chunk if not c.error]
-                queue.append((chunk, pool.apply_async(_parse_chunk, (paths, run_label)) if paths else None))
+                queue.append((chunk, pool.apply_async(_parse_chunk, (paths, options)) if paths else None))
 
         for _ in range(2 * jobs):
             submit()

@@ -8,6 +8,7 @@ docs/schema.md; keep the two in step.
 from __future__ import annotations
 
 import os
+import re
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -61,6 +62,7 @@ class Store:
         if existed:
             self._check_ours()
         if not read_only:
+            sweep_spill_files(self.path)
             self.con.execute(_schema_sql())
             self.con.execute(
                 "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)]
@@ -118,6 +120,35 @@ def finish_results(con) -> None:
     complete = getattr(con, "complete", None)
     if complete is not None:
         complete()
+
+
+#: DuckDB's spill files in ``<db>.tmp``: ``duckdb_temp_<pid>_...``, never removed once their
+#: process was killed (DuckDB 1.x leaves them at the next open)
+_SPILL_RE = re.compile(r"duckdb_temp_(\d+)_")
+
+
+def sweep_spill_files(db_path: str) -> list[str]:
+    """Remove the spill files a killed process left in DuckDB's temporary folder of
+    ``db_path`` (``<db>.tmp``), and the folder once empty; the files removed."""
+    from .tempfiles import pid_alive
+
+    folder = db_path + ".tmp"
+    if db_path == ":memory:" or not os.path.isdir(folder):
+        return []
+    removed = []
+    for name in os.listdir(folder):
+        m = _SPILL_RE.match(name)
+        if m and int(m.group(1)) != os.getpid() and not pid_alive(int(m.group(1))):
+            try:
+                os.unlink(os.path.join(folder, name))
+                removed.append(name)
+            except OSError:
+                pass
+    try:
+        os.rmdir(folder)
+    except OSError:  # not empty: a live process spills there
+        pass
+    return removed
 
 
 def _connect(path: str, read_only: bool, wait: float, on_wait):

@@ -81,13 +81,14 @@ def cli():
 # --------------------------------------------------------------------------- library ingest
 @pytest.fixture
 def ingest_files(tmp_db):
-    """``ingest_files(paths, run_label=None)`` -> list of IngestResult, into ``tmp_db``."""
+    """``ingest_files(paths, run_label=None, db=None, **options)`` -> list of IngestResult, into
+    ``tmp_db`` (``options``: ``max_expand``, ``replace``)."""
     from loganalyze.ingest import ingest_paths
     from loganalyze.store import Store
 
-    def _ingest(paths, run_label=None, db=None):
+    def _ingest(paths, run_label=None, db=None, **options):
         with Store(db or tmp_db) as store:
-            return list(ingest_paths(store, [str(p) for p in paths], run_label=run_label))
+            return list(ingest_paths(store, [str(p) for p in paths], run_label=run_label, **options))
 
     return _ingest
 

@@ -36,7 +36,8 @@ def by_kind(db):
 
 def source_row(query, name=None):
     cols = ["source_id", "name", "lines_total", "lines_parsed", "lines_non_verbose", "lines_skipped", "crlf_lines",
-            "ends_with_newline", "segments", "library_version", "compression", "sha256", "run_label", "runtime"]
+            "ends_with_newline", "segments", "library_version", "compression", "sha256", "run_label", "runtime",
+            "file_sha256", "content_bytes"]
     sql = f"SELECT {', '.join(cols)} FROM sources" + (" WHERE name = ?" if name else "")
     rows = query(sql, [name] if name else [])
     assert len(rows) == 1, rows
@@ -161,7 +162,10 @@ def test_gzip_input_matches_plain(tmp_path, tmp_db, ingest_files, query, consist
     assert [r.status for r in res] == ["ingested"]
     src = source_row(query)
     assert src["compression"] == "gzip"
-    assert src["sha256"] == hashlib.sha256(gz.read_bytes()).hexdigest()
+    # issue 9: a source is its decompressed content; the file's own hash is kept beside it
+    assert src["file_sha256"] == hashlib.sha256(gz.read_bytes()).hexdigest()
+    assert src["sha256"] == hashlib.sha256(plain.read_bytes()).hexdigest()
+    assert src["content_bytes"] == plain.stat().st_size
     assert src["lines_total"] == 7 and src["lines_skipped"] == 1
     assert events(query) == events(lambda s, p=None: query(s, p, db=db_plain))
     assert [s[:2] for s in skipped(query)] == [s[:2] for s in query("SELECT line_no, reason FROM skipped_lines", db=db_plain)]
@@ -364,10 +368,13 @@ def test_reingest_does_not_duplicate(tmp_path, tmp_db, ingest_files, query, coun
     assert [r.status for r in ingest_files([copy])] == ["duplicate"]
     assert counts(tmp_db) == before
     assert source_row(query)["run_label"] == "a"
-    # one more line: another file
+    # one more line: it extends the stored source (issue 9), which --replace swaps out
     p.write_bytes(p.read_bytes() + (REORDER + ",1\n").encode())
-    assert [r.status for r in ingest_files([p])] == ["ingested"]
-    assert counts(tmp_db)["sources"] == 2
+    (grown,) = ingest_files([p])
+    assert grown.status == "extends" and "--replace" in grown.message, grown.message
+    assert counts(tmp_db) == before
+    assert [r.status for r in ingest_files([p], replace=True)] == ["ingested"]
+    assert counts(tmp_db)["sources"] == 1
     consistent(tmp_db)
 
 

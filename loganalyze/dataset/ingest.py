@@ -13,6 +13,8 @@ import os
 from dataclasses import replace
 from typing import Callable, Iterator
 
+from ..identity import StoredSource
+from ..ingest import _duplicate
 from ..scratch import KnownSource, ScratchStore
 from .claims import claim, known_sources, release
 from .layout import PartNamer, dataset_source_id
@@ -62,6 +64,12 @@ class DatasetIngest:
         if res.status != "ingested":
             return res
         sha = res.source["sha256"]
+        known = self.store.known.get(sha)
+        if known is not None:  # content the dataset holds: parsed for nothing, dropped again
+            with self.store.transaction():
+                remove_sources(self.store.con, [res.source_id])
+            return replace(_duplicate(res.path, StoredSource(known.source_id, known.path, known.run_label)),
+                           format=known.format)
         if not claim(self.root, sha):
             with self.store.transaction():
                 remove_sources(self.store.con, [res.source_id])

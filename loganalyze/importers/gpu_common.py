@@ -6,6 +6,7 @@ SQLite inputs are :mod:`.sqlite_input`, kernel names :mod:`loganalyze.names`, NV
 """
 from __future__ import annotations
 
+import math
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -58,3 +59,16 @@ def first_lines(head: bytes, limit: int = 200) -> list[str]:
     if lines and (lines[-1] == "" or len(head) >= SNIFF_BYTES):
         lines.pop()
     return lines[:limit]
+
+
+def checked_time(value: int | float | None, what: str = "duration") -> int | float | None:
+    """``value`` (a time in ns: a duration, or a total of durations) when it is None or a
+    finite number >= 0; else a ValueError saying why, so that the row is skipped with that
+    reason and never summed."""
+    if value is None:
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{what} is not a finite number ({value})")
+    if value < 0:
+        raise ValueError(f"negative {what} ({value} ns)")
+    return value

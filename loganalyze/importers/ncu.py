@@ -13,9 +13,8 @@ from ..grammars import ncu as g
 from ..grammars.units import to_ns_or_none
 from ..names import name_forms
 from .base import IngestContext
-from .gpu_common import first_lines, table_rows
+from .gpu_common import checked_time, first_lines, table_rows
 from .text import feed_lines
-
 
 
 class NcuCsvImporter:
@@ -38,6 +37,13 @@ class NcuCsvImporter:
 def _int(v) -> int | None:
     x = g.number(v)
     return None if x is None else int(x)
+
+
+def _durations(row: dict, page: str | None) -> list[tuple[str, str | None]]:
+    """(metric, value text) of the kernel-duration metrics a row holds."""
+    if page == "details":
+        return [(row["metric"], row.get("value"))] if row.get("metric") in g.DURATION_METRICS else []
+    return [(c, row[c]) for c in g.DURATION_METRICS if c in row]
 
 
 class _Ncu:
@@ -85,6 +91,12 @@ class _Ncu:
                 self.units = {c: v.strip() for c, v in row.items() if v.strip()}
                 self.other += 1
                 return
+        try:
+            for metric, text in _durations(row, self.page):
+                checked_time(g.number(text), metric)
+        except ValueError as exc:
+            self.ctx.skip(n, str(exc), line)
+            return
         launch = _int(row.get("id"))
         if launch is None:
             self.ctx.skip(n, "ID is not a number", line)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from ..grammars import nsys as g
+from ..grammars.nsys import quote_ident as q
 from ..grammars.cuda_api import base_api_name_sql
 from ..inputs import InputError
 from ..names import name_forms
@@ -83,10 +84,10 @@ class _NsysIngest:
         db, out = self.db, {}
         table = db.first(*g.META_TABLES)
         if table:
-            for name, value in db.fetchall(f'SELECT name, value FROM "{table}"'):
+            for name, value in db.fetchall(f"SELECT name, value FROM {q(table)}"):
                 out[str(name)] = value
         if db.has("META_DATA_CAPTURE"):
-            for name, value in db.fetchall('SELECT name, value FROM "META_DATA_CAPTURE"'):
+            for name, value in db.fetchall(f"SELECT name, value FROM {q('META_DATA_CAPTURE')}"):
                 out.setdefault(f"capture.{name}", value)
         items = {f"export.{k}" if not k.startswith("capture.") else k: v for k, v in out.items()}
         items["metadata_table"] = table
@@ -95,7 +96,7 @@ class _NsysIngest:
             cols = db.columns(g.SESSION_TABLE)
             pick = [c for c in ("utcEpochNs", "utcTime", "localTime") if c in cols]
             if pick:
-                row = db.fetchall(f'SELECT {", ".join(pick)} FROM "{g.SESSION_TABLE}" LIMIT 1')
+                row = db.fetchall(f'SELECT {", ".join(map(q, pick))} FROM {q(g.SESSION_TABLE)} LIMIT 1')
                 if row:
                     for c, v in zip(pick, row[0]):
                         items[f"session_start.{c}"] = v
@@ -107,7 +108,8 @@ class _NsysIngest:
         if not self.db.has(g.STRING_TABLE):
             return
         self.db.copy_into(self.con, "_strings", g.STRING_TABLE, [g.C("id"), g.C("value", type="TEXT")],
-                          f"SELECT id, value, {base_api_name_sql('value')} AS base FROM _arrow WHERE _d = 0")
+                          f"SELECT id, value, {base_api_name_sql('value')} AS base FROM _arrow WHERE _d = 0",
+                          times=None)
 
     def _count_new(self, table: str) -> int:
         return self.con.execute(f"SELECT count(*) FROM {table} WHERE source_id = ?", [self.sid]).fetchall()[0][0]
@@ -170,7 +172,7 @@ class _NsysIngest:
             return {}
         cols = self.db.columns(table)
         label = "label" if "label" in cols else "name"
-        return {int(i): str(v) for i, v in self.db.fetchall(f'SELECT id, "{label}" FROM "{table}"')}
+        return {int(i): str(v) for i, v in self.db.fetchall(f"SELECT id, {q(label)} FROM {q(table)}")}
 
     def memops(self) -> int:
         enum = self._enum("ENUM_CUDA_MEMCPY_OPER")
@@ -218,7 +220,7 @@ class _NsysIngest:
             self.total += self.db.count(table)
             cols = self.db.columns(table)
             if "eventClass" in cols:
-                for ec, cnt in self.db.fetchall(f'SELECT eventClass, count(*) FROM "{table}" GROUP BY 1'):
+                for ec, cnt in self.db.fetchall(f"SELECT eventClass, count(*) FROM {q(table)} GROUP BY 1"):
                     if ec not in g.EVENT_CLASS_API:
                         key = f"{ec}:{g.EVENT_CLASS_NAMES.get(ec, 'other')}"
                         other[key] = other.get(key, 0) + cnt
@@ -233,7 +235,8 @@ class _NsysIngest:
                        {g.pid_of('b.global_tid')} AS pid, {g.tid_of('b.global_tid')} AS tid,
                        b.global_tid, b.event_class, b.return_value, '{table}' AS origin
                 FROM _arrow b LEFT JOIN _strings s ON s.id = b.name_id
-                WHERE b._d = 0 AND coalesce(b.event_class, {0 if default_api == 'runtime' else 1}) IN (0, 1)""")
+                WHERE b._d = 0 AND coalesce(b.event_class, {0 if default_api == 'runtime' else 1}) IN (0, 1)""",
+                checked=f"coalesce(event_class, {0 if default_api == 'runtime' else 1}) IN (0, 1)")
         n = self._count_new("gpu_api_calls")
         self.parsed += n
         n_other = sum(other.values())
@@ -255,7 +258,7 @@ class _NsysIngest:
         if self.db.has("ENUM_NSYS_EVENT_TYPE"):
             cols = self.db.columns("ENUM_NSYS_EVENT_TYPE")
             if "name" in cols:
-                for code, name in self.db.fetchall('SELECT id, name FROM "ENUM_NSYS_EVENT_TYPE"'):
+                for code, name in self.db.fetchall(f"SELECT id, name FROM {q('ENUM_NSYS_EVENT_TYPE')}"):
                     kind = g.NVTX_ENUM_NAMES.get(str(name))
                     if kind:
                         types[int(code)] = kind
@@ -272,7 +275,7 @@ class _NsysIngest:
                        b.domain_id, b.category
                 FROM _arrow b LEFT JOIN _strings s ON s.id = b.text_id
                 LEFT JOIN _nvtx_types t ON t.code = b.event_type
-                WHERE b._d = 0""")
+                WHERE b._d = 0""", times="order")
         # domains and thread names
         domains = con.execute(
             "SELECT domain_id, any_value(text) FROM _nvtx WHERE kind = 'domain_create' GROUP BY 1"
@@ -302,7 +305,7 @@ class _NsysIngest:
         cols = self.db.columns(g.THREAD_NAMES_TABLE)
         if not {"nameId", "globalTid"} <= cols:
             return
-        rows = self.db.fetchall(f'SELECT nameId, globalTid FROM "{g.THREAD_NAMES_TABLE}"')
+        rows = self.db.fetchall(f"SELECT nameId, globalTid FROM {q(g.THREAD_NAMES_TABLE)}")
         tbl = pa.table({"name_id": pa.array([r[0] for r in rows], pa.int64()),
                         "gtid": pa.array([r[1] for r in rows], pa.int64())})
         insert_arrow(self.con, "gpu_threads", tbl, select=f"""
@@ -318,8 +321,8 @@ class _NsysIngest:
         sel = []
         for c in g.GPU_INFO:
             src = next((s for s in c.sources if s in present), None)
-            sel.append(f'"{src}"' if src else "NULL")
-        rows = self.db.fetchall(f'SELECT {", ".join(sel)} FROM "{table}"')
+            sel.append(q(src) if src else "NULL")
+        rows = self.db.fetchall(f'SELECT {", ".join(sel)} FROM {q(table)}')
         if not rows:
             return
         cc = [f"{r[4]}.{r[5]}" if r[4] is not None else None for r in rows]

@@ -18,7 +18,7 @@ from ..grammars.cuda_api import base_api_name
 from ..grammars.units import NS_PER_UNIT, scale_exact
 from ..names import name_forms
 from .base import IngestContext
-from .gpu_common import first_lines, table_rows
+from .gpu_common import checked_time, first_lines, table_rows
 from .text import feed_lines
 
 LABEL_TO_SHORT = {label: short for short, label in gn.COPY_KINDS.values()}
@@ -190,21 +190,28 @@ class _Stats:
             self.reports.add(
                 row_no=n, report=t.report, category=category, name=name, kind=kind,
                 style=(r.get("style") or "").strip() or None, count=_int(r.get("count")),
-                total_ns=_time(r.get("total"), tu), avg_ns=_timef(r.get("avg"), u.get("avg") or tu),
-                median_ns=_timef(r.get("med"), u.get("med") or tu), min_ns=_time(r.get("min"), u.get("min") or tu),
-                max_ns=_time(r.get("max"), u.get("max") or tu), stddev_ns=_timef(r.get("stddev"), u.get("stddev") or tu),
+                total_ns=checked_time(_time(r.get("total"), tu), "total time"),
+                avg_ns=checked_time(_timef(r.get("avg"), u.get("avg") or tu), "average time"),
+                median_ns=checked_time(_timef(r.get("med"), u.get("med") or tu), "median time"),
+                min_ns=checked_time(_time(r.get("min"), u.get("min") or tu), "minimum time"),
+                max_ns=checked_time(_time(r.get("max"), u.get("max") or tu), "maximum time"),
+                stddev_ns=_timef(r.get("stddev"), u.get("stddev") or tu),
                 time_pct=g.number(r.get("time_pct")), grid=_dims_text(r.get("grid")), block=_dims_text(r.get("block")))
             return
         start = _time(r.get("start"), u.get("start"))
         if k == "nvtxtrace":
             end = _time(r.get("end"), u.get("end"))
-            dur = _time(r.get("duration"), u.get("duration"))
+            dur = checked_time(_time(r.get("duration"), u.get("duration")))
+            if start is None:
+                raise ValueError("no start time")
+            if end is not None:
+                checked_time(end - start, "duration (end before start)")
             pid, tid = _int(r.get("pid")), _int(r.get("tid"))
             self.nvtx.add(row_no=n, text=(r.get("name") or "").strip(), event_type="push_pop", start_ns=start,
                           end_ns=end, duration_ns=dur if dur is not None else (end - start if end is not None else None),
                           pid=pid, tid=tid, global_tid=_gtid(pid, tid), depth=_int(r.get("level")))
             return
-        dur = _time(r.get("duration"), u.get("duration"))
+        dur = checked_time(_time(r.get("duration"), u.get("duration")))
         if start is None or dur is None:
             raise ValueError("no start or duration")
         name = (r.get("name") or "").strip()

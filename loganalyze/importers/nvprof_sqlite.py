@@ -15,6 +15,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from ..grammars import nvprof_sqlite as g
+from ..grammars.nsys import quote_ident as q
 from ..grammars.cuda_api import base_api_name_sql
 from ..grammars.cupti_cbid import api_name
 from ..names import name_forms
@@ -42,10 +43,11 @@ class _NvprofIngest:
         self.ctx, self.db, self.con, self.sid = ctx, db, ctx.con, ctx.source_id
         self.total = self.parsed = self.other = 0
 
-    def _read(self, table: str, cols: list, target: str, select: str) -> None:
-        """``cols`` of ``table`` into ``target`` through ``select`` (row numbers: ``_id_``)."""
+    def _read(self, table: str, cols: list, target: str, select: str, times: str | None = "span") -> None:
+        """``cols`` of ``table`` into ``target`` through ``select`` (row numbers: ``_id_``);
+        rows with unusable ``times`` are skipped (:meth:`SqliteFile.copy_into`)."""
         rowid = "_id_" if "_id_" in self.db.columns(table) else "rowid"
-        self.db.copy_into(self.con, target, table, cols, select, rowid=rowid)
+        self.db.copy_into(self.con, target, table, cols, select, rowid=rowid, times=times)
 
     def _count(self, table: str) -> int:
         return self.con.execute(f"SELECT count(*) FROM {table} WHERE source_id = ?", [self.sid]).fetchall()[0][0]
@@ -54,9 +56,9 @@ class _NvprofIngest:
         ctx, db, con = self.ctx, self.db, self.con
         version = None
         if db.has("Version"):
-            row = db.fetchall('SELECT * FROM "Version" LIMIT 1')
+            row = db.fetchall(f"SELECT * FROM {q('Version')} LIMIT 1")
             version = row[0][0] if row else None
-        strings = db.fetchall(f'SELECT _id_, value FROM "{g.STRING_TABLE}"') if db.has(g.STRING_TABLE) else []
+        strings = db.fetchall(f"SELECT _id_, value FROM {q(g.STRING_TABLE)}") if db.has(g.STRING_TABLE) else []
         forms = [name_forms(v) for _, v in strings]
         names = pa.table({
             "id": pa.array([s[0] for s in strings], pa.int64()),
@@ -91,7 +93,7 @@ class _NvprofIngest:
                 continue
             found = True
             self.total += db.count(table)
-            cbids = [r[0] for r in db.fetchall(f'SELECT DISTINCT cbid FROM "{table}"')]
+            cbids = [r[0] for r in db.fetchall(f"SELECT DISTINCT cbid FROM {q(table)}")]
             names = pa.table({"cbid": pa.array(cbids, pa.int64()),
                               "name": pa.array([api_name(api, int(c)) for c in cbids], pa.string())})
             with lookup_tables(con, _cbid=names):
@@ -155,7 +157,9 @@ class _NvprofIngest:
         self.total += n
         con.execute("CREATE OR REPLACE TEMP TABLE _m (row_no BIGINT, flags BIGINT, ts BIGINT, id BIGINT, "
                     "object_kind BIGINT, object_hex VARCHAR, name_id BIGINT, domain_id BIGINT)")
-        self._read(g.MARKER_TABLE, g.MARKER, "_m", "SELECT * EXCLUDE (_d) FROM _arrow WHERE _d = 0")
+        before = self.ctx.skipped_count
+        self._read(g.MARKER_TABLE, g.MARKER, "_m", "SELECT * EXCLUDE (_d, _bad, _big) FROM _arrow WHERE _d = 0",
+                   times="order")
         # objectId: CUpti_ActivityObjectKindId, {uint32 processId; uint32 threadId; ...} little-endian
         def le32(o: int) -> str:
             return (f"try_cast('0x' || substr(object_hex, {o + 6}, 2) || substr(object_hex, {o + 4}, 2) || "
@@ -190,7 +194,7 @@ class _NvprofIngest:
                 ORDER BY row_no""").fetchall():
             self.ctx.skip(row_no, f"NVTX marker {mid}: start or end row missing", f"{g.MARKER_TABLE} row {row_no}")
         self.parsed += paired
-        self.other += max(0, n - paired - self.ctx.skipped_count)
+        self.other += max(0, n - paired - (self.ctx.skipped_count - before))
         try:
             insert_nvtx_ranges(con, {}, op_kinds=None)
         finally:
@@ -203,8 +207,8 @@ class _NvprofIngest:
         cols = self.db.columns(g.DEVICE_TABLE)
         want = ["id", "name", "numMultiprocessors", "globalMemorySize", "computeCapabilityMajor",
                 "computeCapabilityMinor"]
-        sel = ", ".join(f'"{c}"' if c in cols else "NULL" for c in want)
-        rows = self.db.fetchall(f'SELECT {sel} FROM "{g.DEVICE_TABLE}"')
+        sel = ", ".join(q(c) if c in cols else "NULL" for c in want)
+        rows = self.db.fetchall(f"SELECT {sel} FROM {q(g.DEVICE_TABLE)}")
         if not rows:
             return
         names = dict(self.con.execute("SELECT id, value FROM _strings").fetchall())

@@ -16,7 +16,7 @@ from ..grammars import nvprof as g
 from ..grammars.cuda_api import base_api_name
 from ..names import name_forms
 from .base import IngestContext
-from .gpu_common import first_lines, table_rows, put_meta
+from .gpu_common import checked_time, first_lines, put_meta, table_rows
 from .text import feed_lines
 
 
@@ -226,7 +226,7 @@ class _NvprofText:
                 self.stripped_suffixes += 1
                 name = stripped
         start = g.time_to_ns(row.get("start"), self._unit(t, "start"))
-        dur = g.time_to_ns(row.get("duration"), self._unit(t, "duration"))
+        dur = checked_time(g.time_to_ns(row.get("duration"), self._unit(t, "duration")))
         if start is None or dur is None:
             raise ValueError("no start or duration")
         end = start + dur
@@ -275,12 +275,11 @@ class _NvprofText:
         tu = {c: self._unit(t, c) for c in ("time", "avg", "min", "max")}
         pct = row.get("time_pct")
         pct = float(pct.strip().rstrip("%")) if pct and pct.strip() not in ("", "-") else None
-        avg = g.time_to_ns(row.get("avg"), tu["avg"])
+        times = {c: checked_time(g.time_to_ns(row.get(c), tu[c]), f"{c} time") for c in tu}
         self.reports.add(row_no=n, report="nvprof_summary", category=category, name=name, kind=kind,
-                         count=g.parse_int(row.get("calls")), total_ns=g.time_to_ns(row.get("time"), tu["time"]),
-                         avg_ns=float(avg) if avg is not None else None,
-                         min_ns=g.time_to_ns(row.get("min"), tu["min"]), max_ns=g.time_to_ns(row.get("max"), tu["max"]),
-                         time_pct=pct)
+                         count=g.parse_int(row.get("calls")), total_ns=times["time"],
+                         avg_ns=float(times["avg"]) if times["avg"] is not None else None,
+                         min_ns=times["min"], max_ns=times["max"], time_pct=pct)
 
     def _metric_row(self, n: int, row: dict, t: _Table) -> None:
         avg = row.get("avg") if row.get("avg") is not None else row.get("total")

@@ -15,13 +15,14 @@ kernel (PyProf's columns) or the op call's, on its first kernel (computed from m
 from __future__ import annotations
 
 import csv
+import math
 import re
 
 from ..grammars import pyprof as g
 from ..names import name_forms
 from ..op_costs import cost_from_pyprof_marker
 from .base import IngestContext
-from .gpu_common import first_lines, table_rows
+from .gpu_common import checked_time, first_lines, table_rows
 from .text import feed_lines
 
 DIMS_RE = re.compile(r"-?\d+")
@@ -123,7 +124,7 @@ class _PyProf:
                 self._record(n, g.parse_dict_line(line))
             else:
                 self._prof_row(n, line, self.header)
-        except ValueError as exc:
+        except (ValueError, ArithmeticError) as exc:
             self.ctx.skip(n, f"unreadable PyProf {'record' if self.mode == 'dict' else 'row'}: {exc}", line)
             return
         self.parsed += 1
@@ -140,6 +141,7 @@ class _PyProf:
         dur = rec.get("kDuration")
         if not isinstance(dur, (int, float)) or isinstance(dur, bool):
             raise ValueError("kDuration is not a number")
+        checked_time(dur, "kDuration")
         d, s, mg = name_forms(str(long_name))
         gx, gy, gz = _dims(rec.get("grid"))
         bx, by, bz = _dims(rec.get("block"))
@@ -182,6 +184,7 @@ class _PyProf:
         sil = _num(row.get("sil"))
         if not kernel or sil is None:
             raise ValueError("no kernel name or Sil(ns)")
+        checked_time(sil, "Sil(ns)")
         d, s, mg = name_forms(kernel)
         gx, gy, gz = _dims(row.get("grid"))
         bx, by, bz = _dims(row.get("block"))
@@ -207,4 +210,4 @@ def _blank(v) -> str | None:
 
 def _int(v) -> int | None:
     x = _num(v)
-    return int(x) if x is not None else None
+    return int(x) if x is not None and math.isfinite(x) else None

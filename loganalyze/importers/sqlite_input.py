@@ -13,17 +13,18 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import tempfile
 from contextlib import contextmanager
 from typing import Iterator
-from urllib.parse import quote
 
 import pyarrow as pa
 
 from ..grammars import nsys as nsys_grammar
 from ..grammars import nvprof_sqlite as nvprof_grammar
+from .. import tempfiles
 from ..inputs import InputError
-from .base import IngestContext, insert_arrow
+from .base import IngestContext, create_arrow_table
+from .sqlite_guard import (MAX_CELL_BYTES, StatementClock, base_tables, open_readonly, quote_ident, sqlite_uri,
+                           statement_seconds)
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 ARROW_TYPES = {"INTEGER": pa.int64(), "TEXT": pa.string(), "REAL": pa.float64()}
@@ -96,7 +97,7 @@ def profile_database(ctx: IngestContext, flavour: str) -> Iterator["SqliteFile"]
             raise InputError(
                 f"{db.display}: SQLite database, but not an Nsight Systems export (no StringIds "
                 f"and CUPTI_ACTIVITY_KIND_*/NVTX_EVENTS tables) nor an nvprof database (no StringTable); "
-                f"it has: {shown}"
+                f"it has: {shown}" + (f"; not read: {db.not_read}" if db.not_read else "")
             )
         if found != flavour:
             raise InputError(f"{db.display}: {FLAVOUR_NAMES[found]}, not {FLAVOUR_NAMES[flavour]}")
@@ -106,46 +107,82 @@ def profile_database(ctx: IngestContext, flavour: str) -> Iterator["SqliteFile"]
 
 
 def _adbc():
+    """The ADBC SQLite driver when it is installed, allowed, and its SQLite can bound a
+    cell's size without reading it (``octet_length``, SQLite 3.43+); else None."""
+    global _ADBC_OK
     if os.environ.get("LOGANALYZE_SQLITE_READER", "").lower() == "stdlib":
         return None
     try:
         import adbc_driver_sqlite.dbapi as adbc
-
-        return adbc
     except Exception:
         return None
+    if _ADBC_OK is None:
+        try:
+            with adbc.connect() as conn, conn.cursor() as cur:
+                cur.execute("SELECT octet_length('x')")
+                cur.fetchall()
+            _ADBC_OK = True
+        except Exception:
+            _ADBC_OK = False
+    return adbc if _ADBC_OK else None
+
+
+_ADBC_OK: bool | None = None
 
 
 class SqliteFile:
-    """An SQLite input opened read-only; ``close()`` when done."""
+    """An SQLite input opened read-only through :mod:`.sqlite_guard`; ``close()`` when done."""
 
     def __init__(self, ctx: IngestContext):
         self.ctx = ctx
         self.display = ctx.file.path
         self._tmp: str | None = None
+        self.con: sqlite3.Connection | None = None
         self.stream_error: InputError | None = None
         self._prefetched: dict = {}
-        path = self._gunzip() if ctx.file.compression == "gzip" else ctx.file.local_path
+        ours = ctx.file.compression == "gzip"
+        path = self._gunzip() if ours else ctx.file.local_path
         self.path = path
-        self.uri = self._uri(path)
+        self.uri = sqlite_uri(path, ours=ours)
+        self.clock = StatementClock(statement_seconds(os.path.getsize(path)))
         try:
-            # check_same_thread=False: DuckDB pulls the Arrow stream from its own threads
-            self.con = sqlite3.connect(self.uri, uri=True, timeout=0.5, check_same_thread=False)
-            rows = self.con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')").fetchall()
+            self.con = open_readonly(self.uri, self.clock)
+            self.tables, others = base_tables(self.con, self.clock)
         except sqlite3.DatabaseError as exc:
+            error = self._error(exc, "reading its table list", locked_hint=True)
             self.close()
-            raise InputError(f"{self.display}: not a readable SQLite database ({exc})") from None
-        self.tables: dict[str, list[str]] = {}
-        for (name,) in rows:
-            try:
-                self.tables[name] = [r[1] for r in self.con.execute(f'PRAGMA table_info("{name}")')]
-            except sqlite3.DatabaseError as exc:
-                ctx.warnings.append(f"{self.display}: table {name} cannot be read ({exc})")
+            raise error from None
+        #: "view X, trigger Y (only base tables are read ...)", or "" when it has neither
+        self.not_read = ""
+        if others:
+            shown = ", ".join(f"{kind} {name}" for kind, name in others[:8])
+            self.not_read = (f"{shown}{' ...' if len(others) > 8 else ''} "
+                             "(only base tables are read, never views or triggers)")
+            ctx.warnings.append(f"{self.display}: not read: {self.not_read}")
+
+    def _error(self, exc: sqlite3.Error, what: str, locked_hint: bool = False) -> InputError:
+        """The one-line InputError for an sqlite3 error while ``what``."""
+        text = " ".join(str(exc).split())[:300]
+        if "interrupted" in text:
+            return InputError(self.clock.message(self.display, what))
+        if "too big" in text:
+            return InputError(f"{self.display}: {what}: a cell holds more than {MAX_CELL_BYTES} bytes; "
+                              "not an export loganalyze can read")
+        if locked_hint and ("locked" in text or "busy" in text):
+            return InputError(f"{self.display}: database is locked by another process (is it still being written?)")
+        if locked_hint and "readonly" in text:  # a hot journal: a writer died or is at work; we never roll back
+            return InputError(f"{self.display}: database has an unfinished write (a -journal file); "
+                              "not read (is it still being written?)")
+        if "not authorized" in text:
+            return InputError(f"{self.display}: {what}: refused ({text}); not an export loganalyze can read")
+        if locked_hint:
+            return InputError(f"{self.display}: not a readable SQLite database ({text})")
+        return InputError(f"{self.display}: cannot read {what} ({text})")
 
     def _gunzip(self) -> str:
         """The decompressed database in a temporary file, through the one input layer.  An
         SQLite file cut short is no database: a damaged gzip stream is an error here."""
-        fd, tmp = tempfile.mkstemp(prefix="loganalyze-", suffix=".sqlite")
+        fd, tmp = tempfiles.new_file("sqlite", ".sqlite")
         self._tmp = tmp
         file = self.ctx.file
         try:
@@ -159,35 +196,16 @@ class SqliteFile:
             raise
         return tmp
 
-    def _uri(self, path: str) -> str:
-        """``immutable=1`` (no locks, no journal look-up) unless a journal or WAL file says
-        a writer may be at work: then a plain read-only open that respects its lock."""
-        base = "file:" + quote(os.path.abspath(path))
-        if not any(os.path.exists(path + s) for s in ("-journal", "-wal")):
-            return base + "?mode=ro&immutable=1"
-        try:
-            probe = sqlite3.connect(base + "?mode=ro", uri=True, timeout=0.5)
-            try:
-                probe.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            finally:
-                probe.close()
-        except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
-                raise InputError(
-                    f"{self.display}: database is locked by another process (is it still being written?)"
-                ) from None
-            return base + "?mode=ro&immutable=1"
-        return base + "?mode=ro"
-
     def close(self) -> None:
+        """Wait for prefetching threads, close the connection, remove a temporary copy."""
         for t, _box in getattr(self, "_prefetched", {}).values():
             t.join()
         con = getattr(self, "con", None)
         if con is not None:
             con.close()
             self.con = None
-        if self._tmp and os.path.exists(self._tmp):
-            os.remove(self._tmp)
+        if self._tmp:
+            tempfiles.remove(self._tmp)
             self._tmp = None
 
     # ------------------------------------------------------------------ queries
@@ -201,29 +219,54 @@ class SqliteFile:
         return set(self.tables.get(table, ()))
 
     def count(self, table: str) -> int:
-        try:
-            return self.con.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
-        except sqlite3.DatabaseError as exc:
-            raise InputError(f"{self.display}: table {table} cannot be read ({exc})") from None
+        """The number of rows of base table ``table``."""
+        return self.fetchall(f"SELECT count(*) FROM {quote_ident(table)}", what=f"table {table}")[0][0]
 
-    def fetchall(self, sql: str, params=()) -> list[tuple]:
+    def fetchall(self, sql: str, params=(), what: str = "") -> list[tuple]:
+        """Every row of ``sql`` (a statement over base tables only), under the time limit."""
         try:
+            self.clock.start()
             return self.con.execute(sql, params).fetchall()
         except sqlite3.DatabaseError as exc:
-            raise InputError(f"{self.display}: cannot read ({exc})") from None
+            raise self._error(exc, what or "the database") from None
 
     def table_select(self, table: str, cols: list, rowid: str = "rowid") -> tuple[str, list[str], list[str]]:
         """(SQL, names, types) reading the mapped columns ``cols`` (:class:`~loganalyze.grammars.nsys.Col`)
         of ``table``, after one typed dummy row (``_d = 1``; :func:`~loganalyze.grammars.nsys.select_sql`)."""
-        sql, names = nsys_grammar.select_sql(table, cols, self.columns(table), rowid=rowid)
+        sql, names = nsys_grammar.select_sql(table, cols, self.columns(table), rowid=rowid,
+                                             max_cell=MAX_CELL_BYTES if _adbc() is not None else None)
         return sql, names, nsys_grammar.select_types(cols)
 
-    def copy_into(self, con, target: str, table: str, cols: list, select: str, rowid: str = "rowid") -> None:
+    def copy_into(self, con, target: str, table: str, cols: list, select: str, rowid: str = "rowid",
+                  times: str | None = "span", checked: str = "TRUE") -> None:
         """The mapped columns ``cols`` of ``table`` into DuckDB table ``target`` through
         ``select``, which reads them as ``_arrow`` and leaves out the dummy row (``_d = 0``).
-        The stream is staged first (:func:`~.base.insert_arrow`): ``select`` may join it."""
-        with self.reader(*self.table_select(table, cols, rowid)) as rdr:
-            insert_arrow(con, target, rdr, select=select, stage=True)
+        The stream is staged first: ``select`` may join it.  The rows of ``checked`` (SQL
+        over ``_arrow``) whose times are unusable (:func:`~loganalyze.grammars.nsys.time_problem_sql`;
+        ``times``: "span", "order" or None) are skipped with their reason before ``select`` runs."""
+        with self.reader(*self.table_select(table, cols, rowid), what=f"table {table}") as rdr:
+            create_arrow_table(con, "_arrow", rdr, temp=True)
+        try:
+            big = con.execute("SELECT min(row_no) FROM _arrow WHERE _d = 0 AND _big <> 0").fetchone()[0]
+            if big is not None:
+                raise InputError(f"{self.display}: table {table} row {big}: a cell holds more than {MAX_CELL_BYTES} "
+                                 "bytes; not an export loganalyze can read")
+            problem = nsys_grammar.time_problem_sql([c.name for c in cols], times)
+            if problem is not None:
+                self._skip_rows(con, table, problem, checked)
+            con.execute(f"INSERT INTO {target} BY NAME {select}")
+        finally:
+            con.execute("DROP TABLE IF EXISTS temp._arrow")
+
+    def _skip_rows(self, con, table: str, problem: str, checked: str) -> None:
+        """Skip (with the reason) and drop from ``_arrow`` the rows whose ``problem`` is not NULL."""
+        rows = con.execute(f"""SELECT row_no, why FROM (SELECT row_no, {problem} AS why FROM _arrow
+                               WHERE _d = 0 AND ({checked})) WHERE why IS NOT NULL ORDER BY row_no""").fetchall()
+        if not rows:
+            return
+        for row_no, why in rows:
+            self.ctx.skip(row_no, why, f"{table} row {row_no}")
+        con.execute(f"DELETE FROM _arrow WHERE _d = 0 AND ({checked}) AND {problem} IS NOT NULL")
 
     def prefetch(self, table: str, cols: list, rowid: str = "rowid") -> None:
         """Start reading ``cols`` of ``table`` into memory on a helper thread (the ADBC driver
@@ -249,8 +292,9 @@ class SqliteFile:
         self._prefetched[sql] = (t, box)
 
     @contextmanager
-    def reader(self, sql: str, names: list[str], types: list[str]) -> Iterator[pa.RecordBatchReader]:
-        """The rows of ``sql`` as an Arrow record batch stream (``types``: INTEGER/TEXT/REAL)."""
+    def reader(self, sql: str, names: list[str], types: list[str], what: str = "") -> Iterator[pa.RecordBatchReader]:
+        """The rows of ``sql`` as an Arrow record batch stream (``types``: INTEGER/TEXT/REAL);
+        ``what`` names what it reads in messages."""
         schema = pa.schema([(n, ARROW_TYPES[t]) for n, t in zip(names, types)])
         self.stream_error = None
         if sql in self._prefetched:
@@ -263,7 +307,7 @@ class SqliteFile:
             yield box["table"].cast(schema)
             return
         try:
-            with self._reader(sql, schema) as rdr:
+            with self._reader(sql, schema, what) as rdr:
                 yield rdr
         except InputError:
             raise
@@ -278,7 +322,7 @@ class SqliteFile:
             raise
 
     @contextmanager
-    def _reader(self, sql: str, schema: pa.Schema) -> Iterator[pa.RecordBatchReader]:
+    def _reader(self, sql: str, schema: pa.Schema, what: str = "") -> Iterator[pa.RecordBatchReader]:
         adbc = _adbc()
         if adbc is not None:
             conn = adbc.connect(self.uri)
@@ -303,10 +347,11 @@ class SqliteFile:
         cur = self.con.cursor()
         try:
             try:
+                self.clock.start()
                 cur.execute(sql)
             except sqlite3.DatabaseError as exc:
-                raise InputError(f"{self.display}: cannot read ({exc})") from None
-            yield pa.RecordBatchReader.from_batches(schema, _fetch_batches(cur, schema, self))
+                raise self._error(exc, what or "the database") from None
+            yield pa.RecordBatchReader.from_batches(schema, _fetch_batches(cur, schema, self, what))
         finally:
             cur.close()
 
@@ -331,12 +376,12 @@ def _checked(rdr: pa.RecordBatchReader, schema: pa.Schema, src: "SqliteFile") ->
     return pa.RecordBatchReader.from_batches(schema, gen())
 
 
-def _fetch_batches(cur, schema: pa.Schema, src: "SqliteFile", size: int = 100_000):
+def _fetch_batches(cur, schema: pa.Schema, src: "SqliteFile", what: str, size: int = 100_000):
     while True:
         try:
             rows = cur.fetchmany(size)
         except sqlite3.DatabaseError as exc:
-            src.stream_error = InputError(f"{src.display}: cannot read ({exc})")
+            src.stream_error = src._error(exc, what or "the database")
             raise src.stream_error from None
         if not rows:
             return

@@ -18,8 +18,9 @@ from .base import IngestContext, insert_arrow, sql_string
 from .trace_stage import READ_BLOCK, Stage
 from .trace_workspace import Workspace
 
-#: largest JSON element DuckDB is asked to read
-MAX_OBJECT_BYTES = 1 << 28
+#: largest JSON element DuckDB is asked to read (a larger one sends the file to the exact
+#: reader, which skips it without holding it)
+MAX_OBJECT_BYTES = tr.MAX_EVENT_BYTES
 STREAM_BATCH = 50_000
 
 
@@ -37,6 +38,24 @@ def _raw_columns_sql() -> str:
     return "{" + ", ".join(f"{c}: '{t}'" for c, t in te.EVENT_COLUMNS.items()) + "}"
 
 
+#: the reason an event over :data:`MAX_OBJECT_BYTES` is skipped (both readers)
+TOO_BIG = tr.too_big_reason(tr.MAX_EVENT_BYTES)
+
+
+def _bounded_sql(source_sql: str) -> str:
+    """``source_sql`` with ``oversized`` added (the event's fields hold more than
+    MAX_OBJECT_BYTES); the fields of such an event are cut to their first characters (JSON
+    ones dropped), so that it is neither copied nor shown whole.  (DuckDB's own
+    ``maximum_object_size`` is not enforced on small files, so the reader cannot be relied on.)"""
+    cols = list(te.EVENT_COLUMNS)
+    size = " + ".join(f"coalesce(strlen({c}), 0)" for c in cols)
+    cut = ", ".join(f"CASE WHEN oversized THEN NULL ELSE {c} END AS {c}" if t == "JSON"
+                    else f"CASE WHEN oversized THEN left({c}, 100) ELSE {c} END AS {c}"
+                    for c, t in te.EVENT_COLUMNS.items())
+    return f"""SELECT r, event_no, oversized, {cut}
+               FROM (SELECT *, ({size}) > {MAX_OBJECT_BYTES} AS oversized FROM ({source_sql}))"""
+
+
 def ev_select_sql(source_sql: str, flavour: str) -> str:
     """The SELECT that makes ``_ev`` (one row per element read: exact ns times, ids from
     args, role, and the reason a row cannot be used) from ``source_sql``, a relation with
@@ -49,12 +68,13 @@ def ev_select_sql(source_sql: str, flavour: str) -> str:
                    {te.us_text_to_ns_sql('ts')} AS ts_ns,
                    CASE WHEN ph = 'X' THEN {te.us_text_to_ns_sql('dur')} END AS dur_ns,
                    json_extract_string(args, ['$.correlation', '$."External id"']) AS ids,
-                   args
-            FROM ({source_sql})
+                   args, oversized
+            FROM ({_bounded_sql(source_sql)})
         )
-        SELECT * EXCLUDE (ids), try_cast(ids[1] AS BIGINT) AS correlation, try_cast(ids[2] AS BIGINT) AS external_id,
+        SELECT * EXCLUDE (ids, oversized), try_cast(ids[1] AS BIGINT) AS correlation, try_cast(ids[2] AS BIGINT) AS external_id,
             {te.role_sql(flavour)} AS role,
             CASE
+                WHEN oversized THEN {sql_string(TOO_BIG)}
                 WHEN ph IS NULL OR ph = '' THEN 'missing ph'
                 WHEN ts_ns IS NULL AND NOT (ph = 'M' AND ts_text IS NULL) THEN {te.time_problem_sql('ts_text', 'ts')}
                 WHEN ph = 'X' AND dur_ns IS NULL THEN {te.time_problem_sql('dur_text', 'dur')}

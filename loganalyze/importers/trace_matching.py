@@ -105,23 +105,26 @@ class MatchingSteps:
         matched begin, skips unmatched ends and negative pairs; returns (unmatched ends,
         begins left open)."""
         begins = te.ASYNC_BEGIN if is_async else ("B",)
-        stacks: dict = {}
+        open_begins: dict = {}
         unmatched = 0
         for r, ph, name, ts, event_no, cat, pid, tid, id_ in rows:
             key = (pid, cat, id_) if is_async else (pid, tid)
             if ph in begins:
-                stacks.setdefault(key, []).append((name, r, ts))
+                st = open_begins.get(key)
+                if st is None:
+                    st = open_begins[key] = OpenBegins()
+                st.push(name, r, ts)
                 continue
-            st = stacks.get(key)
-            k = _innermost(st, name)
-            if k < 0:
+            st = open_begins.get(key)
+            found = st.pop_innermost(name) if st is not None else None
+            if found is None:
                 unmatched += 1
                 skip[r] = True
                 reason = (f"unmatched async end: no open begin for id {id_} cat {cat!r} name {name!r}" if is_async
                           else f"unmatched E: no open B named {name!r} on pid {pid} tid {tid}")
                 self.ctx.skip(event_no, reason, _event_text(ph, name, cat, te.ns_to_us_text(ts), None, pid, tid))
                 continue
-            bname, br, bts = st.pop(k)
+            bname, br, bts = found
             if ts < bts:
                 self.stats.negative_durations += 1
                 skip[r] = True
@@ -138,19 +141,46 @@ class MatchingSteps:
                 continue
             dur[br] = ts - bts
             end_r[br] = r
-        return unmatched, sum(len(st) for st in stacks.values())
+        return unmatched, sum(st.open for st in open_begins.values())
 
-def _innermost(stack, name) -> int:
-    """Index of the innermost open begin named ``name`` in ``stack`` (of any name when
-    ``name`` is None), or -1: an end closes the innermost open begin of its name."""
-    if not stack:
-        return -1
-    if name is None:
-        return len(stack) - 1
-    for j in range(len(stack) - 1, -1, -1):
-        if stack[j][0] == name:
-            return j
-    return -1
+class OpenBegins:
+    """The begins still open on one thread (or async id), in the order they were opened.
+
+    An end closes the innermost open begin of its name (of any name when it has none): a
+    stack per name and one of every begin, with closed entries dropped when they come to the
+    top, make each end O(1) amortised however the ends are ordered (first-in-first-out,
+    unmatched, deep nesting)."""
+
+    __slots__ = ("every", "by_name", "closed", "open")
+
+    def __init__(self):
+        self.every: list = []  # (name, r, ts), in the order opened
+        self.by_name: dict = {}  # name -> its entries of ``every``, in the same order
+        self.closed: set = set()  # r of the entries closed through the other stack
+        self.open = 0
+
+    def push(self, name, r: int, ts: int) -> None:
+        """A begin is opened."""
+        entry = (name, r, ts)
+        self.every.append(entry)
+        self.by_name.setdefault(name, []).append(entry)
+        self.open += 1
+
+    def pop_innermost(self, name) -> tuple | None:
+        """Close and return the innermost open begin named ``name`` (of any name when
+        ``name`` is None): (name, r, ts), or None when there is none."""
+        stack = self.every if name is None else self.by_name.get(name)
+        if not stack:
+            return None
+        closed = self.closed
+        while stack and stack[-1][1] in closed:
+            stack.pop()
+        if not stack:
+            return None
+        entry = stack.pop()
+        closed.add(entry[1])
+        self.open -= 1
+        return entry
 
 
 def _event_text(ph, name, cat, ts, dur, pid, tid) -> str:

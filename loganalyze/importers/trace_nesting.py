@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+#: how many earlier slices a flow event looks through for one that encloses it
+FLOW_LOOKBACK = 64
 #: roles as small integers for the numpy steps
 ROLE_CODES = {"op": 1, "launch": 2, "kernel": 3, "memcpy": 4, "memset": 5}
 
@@ -67,13 +69,16 @@ class NestingSteps:
         if len(sr) == 0:
             return bound
         bounds = np.searchsorted(sthr, np.arange(self.n_threads + 1))
-        for code in np.unique(fthr):
+        by_thread = np.argsort(fthr, kind="stable")
+        codes, firsts = np.unique(fthr[by_thread], return_index=True)
+        lasts = np.append(firsts[1:], len(by_thread))
+        for code, fa, fb in zip(codes.tolist(), firsts.tolist(), lasts.tolist()):
             if code < 0:
                 continue
             a, b = bounds[code], bounds[code + 1]
             if a == b:
                 continue
-            sel = np.nonzero(fthr == code)[0]
+            sel = by_thread[fa:fb]
             q = fts[sel]
             seg_ts, seg_end = sts[a:b], send[a:b]
             # enclosing slice: the last one starting at or before q that is still open at q
@@ -83,21 +88,23 @@ class NestingSteps:
             ok = (idx >= 0) & ~nxt
             ok[ok] = seg_end[idx[ok]] >= q[ok]
             bound[fr[sel[ok]]] = sr[a + idx[ok]]
-            for k in np.nonzero(~ok)[0].tolist():
-                qq = int(q[k])
-                if nxt[k]:
-                    j = int(np.searchsorted(seg_ts, qq, side="left"))
-                    if j < len(seg_ts):
-                        bound[fr[sel[k]]] = sr[a + j]
-                    continue
-                i = int(idx[k]) - 1
-                steps = 0
-                while i >= 0 and steps < 64:
-                    if seg_end[i] >= qq:
-                        bound[fr[sel[k]]] = sr[a + i]
-                        break
-                    i -= 1
-                    steps += 1
+            # the others: "next slice" flow ends bind to the first slice starting at or after
+            # them; the rest to an enclosing slice among the 64 that start before
+            bad = np.nonzero(~ok)[0]
+            later = bad[nxt[bad]]
+            j = np.searchsorted(seg_ts, q[later], side="left")
+            found = j < len(seg_ts)
+            bound[fr[sel[later[found]]]] = sr[a + j[found]]
+            back = bad[~nxt[bad]]
+            i = idx[back] - 1
+            for _ in range(FLOW_LOOKBACK):
+                live = i >= 0
+                if not live.any():
+                    break
+                back, i = back[live], i[live]
+                hit = seg_end[i] >= q[back]
+                bound[fr[sel[back[hit]]]] = sr[a + i[hit]]
+                back, i = back[~hit], i[~hit] - 1
         return bound
 
     def _gpu_links(self, spans, bound):
@@ -153,10 +160,8 @@ class NestingSteps:
         The rule is the stack sweep of the corpus README: spans sorted by thread, start,
         longer first, file order; an operator's parent is the innermost operator still open
         at its start (``end > start``); the parent of any other span is found the same way
-        (launch calls get their operator from it).  Vectorised: a span's parent is the first
-        of (the operator before it in that order, its parent, ...) that is still open; the
-        pointers are walked up all at once until none moves (as many rounds as the nesting
-        is deep), which gives exactly the stack's answer, improper nesting included.
+        (launch calls get their operator from it).  See :func:`_parents`, :func:`_depths`
+        and :func:`_inclusive`: vectorised for ordinary traces, linear on adversarial ones.
         """
         m = self.m
         parent = np.full(m, -1, dtype=np.int64)
@@ -176,28 +181,8 @@ class NestingSteps:
         n = len(t_r)
         improper = 0
         if n:
-            pos = np.arange(n, dtype=np.int64)
-            last_op = np.maximum.accumulate(np.where(t_op, pos, -1))
-            prev = np.empty(n, dtype=np.int64)
-            prev[0] = -1
-            prev[1:] = last_op[:-1]
-            ok = prev >= 0
-            ok[ok] = t_thr[prev[ok]] == t_thr[ok]
-            par = np.where(ok, prev, -1)
-            while True:
-                has = np.nonzero(par >= 0)[0]
-                closed = has[t_end[par[has]] <= t_ts[has]]
-                if not len(closed):
-                    break
-                par[closed] = par[par[closed]]
-            dep = np.zeros(n, dtype=np.int32)
-            has = np.nonzero(par >= 0)[0]
-            while len(has):
-                new = dep[par[has]] + 1
-                moved = new != dep[has]
-                if not moved.any():
-                    break
-                dep[has] = new
+            par = _parents(t_thr, t_ts, t_end, t_op)
+            dep = _depths(par)
             ops = np.nonzero(t_op & (par >= 0))[0]
             np.add.at(child, t_r[par[ops]], t_dur[ops])
             improper = int((t_end[ops] > t_end[par[ops]]).sum())
@@ -218,13 +203,7 @@ class NestingSteps:
         # inclusive device time: children into parents, deepest first
         all_r = spans["r"]
         op_rows = all_r[spans["is_op"]]
-        gpu_total = gpu_self.copy()
-        if len(op_rows):
-            d = depth[op_rows]
-            for level in range(int(d.max()), 0, -1):
-                rows = op_rows[d == level]
-                rows = rows[parent[rows] >= 0]
-                np.add.at(gpu_total, parent[rows], gpu_total[rows])
+        gpu_total = _inclusive(op_rows, parent, depth, gpu_self)
         self_ns = np.zeros(m, dtype=np.int64)
         dur_all = np.zeros(m, dtype=np.int64)
         dur_all[all_r] = spans["dur"]
@@ -245,3 +224,93 @@ def _first_with_id(cand_r: np.ndarray, cand_ids: np.ndarray, ids: np.ndarray) ->
     found = (pos < len(unique_ids)) & (ids >= 0)
     found[found] = unique_ids[pos[found]] == ids[found]
     return found, cand_r[first[pos[found]]]
+
+
+#: rounds of the vectorised parent search before the linear stack sweep takes over
+VECTOR_ROUNDS = 32
+#: nesting depth up to which inclusive device time is summed level by level (vectorised)
+VECTOR_LEVELS = 64
+
+
+def _parents(thr: np.ndarray, ts: np.ndarray, end: np.ndarray, is_op: np.ndarray) -> np.ndarray:
+    """Position of each span's parent (the innermost operator still open at its start on its
+    thread), or -1; spans sorted by thread, start, longer first, file order.
+
+    A span's parent is the first of (the operator before it in that order, that operator's
+    parent, ...) still open at its start: the pointers of the spans whose candidate is
+    closed are moved up all at once, which gives exactly the stack's answer (improper
+    nesting included).  Each round is O(spans still moving); when some are still moving
+    after :data:`VECTOR_ROUNDS` rounds (a long chain of closed operators), the stack sweep
+    itself answers, in one linear pass."""
+    n = len(ts)
+    pos = np.arange(n, dtype=np.int64)
+    last_op = np.maximum.accumulate(np.where(is_op, pos, -1))
+    prev = np.empty(n, dtype=np.int64)
+    prev[0] = -1
+    prev[1:] = last_op[:-1]
+    ok = prev >= 0
+    ok[ok] = thr[prev[ok]] == thr[ok]
+    par = np.where(ok, prev, -1)
+    moving = np.nonzero(par >= 0)[0]
+    for _ in range(VECTOR_ROUNDS):
+        closed = moving[end[par[moving]] <= ts[moving]]
+        if not len(closed):
+            return par
+        par[closed] = par[par[closed]]
+        moving = closed[par[closed] >= 0]
+    return _stack_parents(thr, ts, end, is_op)
+
+
+def _stack_parents(thr: np.ndarray, ts: np.ndarray, end: np.ndarray, is_op: np.ndarray) -> np.ndarray:
+    """The stack sweep itself (same answer as :func:`_parents`), one pass over the spans."""
+    thr_l, ts_l, end_l, op_l = thr.tolist(), ts.tolist(), end.tolist(), is_op.tolist()
+    par = [-1] * len(ts_l)
+    stack: list[int] = []
+    current = None
+    for i, t in enumerate(ts_l):
+        if thr_l[i] != current:
+            current = thr_l[i]
+            stack = []
+        while stack and end_l[stack[-1]] <= t:
+            stack.pop()
+        if stack:
+            par[i] = stack[-1]
+        if op_l[i]:
+            stack.append(i)
+    return np.asarray(par, dtype=np.int64)
+
+
+def _depths(par: np.ndarray) -> np.ndarray:
+    """Number of ancestors of each span (``par``: parent position or -1), by pointer
+    doubling: O(n log depth)."""
+    dep = (par >= 0).astype(np.int32)  # edges from each span up to ``up`` (to the root when up < 0)
+    up = par.copy()
+    moving = np.nonzero(up >= 0)[0]
+    while len(moving):
+        nxt = up[moving]
+        dep[moving] += dep[nxt]
+        up[moving] = up[nxt]
+        moving = moving[up[moving] >= 0]
+    return dep
+
+
+def _inclusive(op_rows: np.ndarray, parent: np.ndarray, depth: np.ndarray, gpu_self: np.ndarray) -> np.ndarray:
+    """Inclusive device time of each operator: its own plus its children's, deepest first.
+    ``op_rows`` in sweep order (a parent before its children)."""
+    total = gpu_self.copy()
+    if not len(op_rows):
+        return total
+    d = depth[op_rows]
+    deepest = int(d.max())
+    if deepest <= VECTOR_LEVELS:
+        for level in range(deepest, 0, -1):
+            rows = op_rows[d == level]
+            rows = rows[parent[rows] >= 0]
+            np.add.at(total, parent[rows], total[rows])
+        return total
+    par_l, tot_l = parent.tolist(), total.tolist()
+    for r in reversed(op_rows.tolist()):
+        p = par_l[r]
+        if p >= 0:
+            tot_l[p] += tot_l[r]
+    return np.asarray(tot_l, dtype=np.int64)

@@ -17,6 +17,8 @@ from ..grammars import trace_container as tc
 from ..inputs import InputError, InputFile
 
 READ_BLOCK = 4 << 20
+#: how far into the file the start of the event array is looked for (metadata members before it)
+MAX_HEAD_BYTES = 32 << 20
 #: bytes held back at the end of the stream to find where the event array ends
 TAIL_WINDOW = 4 << 20
 _CAT_RE = re.compile(rb'"cat"\s*:\s*"((?:[^"\\]|\\.)*)"')
@@ -35,7 +37,7 @@ def find_prefix(file: InputFile) -> tc.Prefix:
             raise InputError(f"{file.path}: {exc}") from None
         if prefix is not None:
             return prefix
-        if complete or limit >= 256 << 20:
+        if complete or limit >= MAX_HEAD_BYTES:
             raise InputError(f"{file.path}: no trace-event array found in the first {limit >> 20} MiB")
         limit *= 8
 

@@ -2,11 +2,9 @@
 copied into the store."""
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 import uuid
 
+from .. import tempfiles
 from .base import IngestContext
 
 
@@ -25,7 +23,7 @@ class Workspace:
 
     def __init__(self, ctx: IngestContext):
         self.ctx = ctx
-        self.dir = tempfile.mkdtemp(prefix="loganalyze-trace-", dir=os.environ.get("LOGANALYZE_TMPDIR"))
+        self.dir = tempfiles.new_folder("trace")
         self.con = ctx.con.cursor()
         self.con.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {self.DATABASE}")
         # schemas left behind by files whose transaction was rolled back
@@ -56,7 +54,7 @@ class Workspace:
             self.con.close()
         except Exception:  # noqa: BLE001 - cleanup must not hide the real error
             pass
-        shutil.rmtree(self.dir, ignore_errors=True)
+        tempfiles.remove(self.dir)
 
     def __enter__(self) -> "Workspace":
         return self

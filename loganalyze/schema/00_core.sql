@@ -28,8 +28,11 @@ CREATE TABLE IF NOT EXISTS sources (
     loganalyze_version VARCHAR,
     truncated        BOOLEAN
 );
--- (databases made before the column existed)
+-- (databases made before the columns existed)
 ALTER TABLE sources ADD COLUMN IF NOT EXISTS truncated BOOLEAN;
+ALTER TABLE sources ADD COLUMN IF NOT EXISTS file_sha256 VARCHAR;
+ALTER TABLE sources ADD COLUMN IF NOT EXISTS content_bytes BIGINT;
+ALTER TABLE sources ADD COLUMN IF NOT EXISTS head_sha256 VARCHAR;
 
 CREATE TABLE IF NOT EXISTS skipped_lines (
     source_id  INTEGER NOT NULL,

@@ -11,7 +11,7 @@ COMMENT ON COLUMN sources.source_id IS 'key of the file, used by every other tab
 COMMENT ON COLUMN sources.path IS 'absolute path of the file at ingest time';
 COMMENT ON COLUMN sources.name IS 'base name of the file';
 COMMENT ON COLUMN sources.size_bytes IS 'size of the file as stored, in bytes (compressed size for gzip)';
-COMMENT ON COLUMN sources.sha256 IS 'SHA-256 of the file bytes (hex); a file whose hash is already stored is not ingested again';
+COMMENT ON COLUMN sources.sha256 IS 'SHA-256 of the content (hex): the decompressed bytes, so a.log and a.log.gz are one source; a file whose content is already stored is not ingested again (databases made before loganalyze hashed content hold the file hash of compressed files here)';
 COMMENT ON COLUMN sources.compression IS 'gzip, or NULL for a plain file';
 COMMENT ON COLUMN sources.format IS 'importer that read the file: onednn_verbose, nsys_sqlite, nvprof_sqlite, nvprof_text, nsys_stats, ncu_csv, pyprof, trace_json, cntk, mxnet_table or torch_table';
 COMMENT ON COLUMN sources.dialect IS 'variant of the format: oneDNN generations seen (mkldnn-v0, dnnl-v1/v2 +timestamps, onednn-v3.6+ (v1), ...; comma-separated), nsys-sqlite schema 2.9.1 (EXPORT_META_DATA), nvprof-sqlite version 10, nvprof --print-gpu-trace --csv, ncu --csv (raw page), trace flavour (kineto, mxnet, generic; ", cut off" when cut), cntk summary or detail, ...';
@@ -30,6 +30,9 @@ COMMENT ON COLUMN sources.warnings IS 'what ingest warned about for this file';
 COMMENT ON COLUMN sources.ingested_at IS 'when the file was ingested';
 COMMENT ON COLUMN sources.loganalyze_version IS 'version of loganalyze that ingested the file';
 
+COMMENT ON COLUMN sources.file_sha256 IS 'SHA-256 of the file bytes as stored (hex; the same as sha256 for a plain file; NULL in databases made before the column existed)';
+COMMENT ON COLUMN sources.content_bytes IS 'size of the content (decompressed) in bytes; NULL in databases made before the column existed';
+COMMENT ON COLUMN sources.head_sha256 IS 'SHA-256 of the first 64 KiB of the content (all of it when shorter): finds the source a grown file extends';
 COMMENT ON COLUMN sources.truncated IS 'damaged or cut-off compressed input: only the complete records before the damage were read (a warning says so)';
 
 COMMENT ON TABLE skipped_lines IS 'Input that could not be used, one row per skipped line, row or event, with its reason';

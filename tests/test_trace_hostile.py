@@ -1,0 +1,271 @@
+"""Hostile trace-event JSON: elements that are not events, nesting past any sane depth, huge
+events, and valid traces shaped to make matching and nesting quadratic.  Every file is
+generated here; bigger versions of the same shapes are in scripts/trace_hostile.py."""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+import pytest
+
+from grammars.json_text import MAX_DEPTH, TooDeep, ValueScanner, decode_bounded
+
+from test_trace_json import assert_invariants
+
+#: events of each adversarial shape (the issue: 40k of them took 30-45 s)
+N = 100_000
+#: seconds one adversarial file may take to ingest on a loaded 2-core CI machine
+SHAPE_SECONDS = 40
+
+
+def event(ph: str, name: str, ts: int, tid: int = 1, **extra) -> str:
+    fields = {"ph": ph, "name": name, "cat": "cpu_op", "ts": ts, "pid": 1, "tid": tid, **extra}
+    return json.dumps(fields, separators=(",", ":"))
+
+
+def write_trace(tmp_path, name: str, elements) -> str:
+    path = tmp_path / name
+    with open(path, "w") as f:
+        f.write('{"traceEvents":[\n' + ",\n".join(elements) + "\n]}")
+    return str(path)
+
+
+def skipped(query) -> dict:
+    return dict(query("SELECT line_no, reason FROM skipped_lines"))
+
+
+# =========================================================================== elements
+@pytest.mark.parametrize("reader", ["duckdb", "stream"])
+def test_elements_that_are_not_events_are_skipped_with_reason_and_position(tmp_path, monkeypatch, ingest_files,
+                                                                            query, reader):
+    monkeypatch.setenv("LOGANALYZE_TRACE_READER", reader)
+    path = write_trace(tmp_path, "odd.json", [
+        event("X", "a", 0, dur=5), "null", "3", '"text"', "[1, 2]", "true", "{}", '{"foo": 1}',
+        event("X", "b", 10, dur=5)])
+    (res,) = ingest_files([path])
+    assert res.status == "ingested"
+    assert [r[0] for r in query("SELECT name FROM trace_events ORDER BY event_no")] == ["a", "b"]
+    assert skipped(query) == {1: "not a JSON object (null)", 2: "not a JSON object (number)",
+                              3: "not a JSON object (string)", 4: "not a JSON object (array)",
+                              5: "not a JSON object (boolean)", 6: "missing ph", 7: "missing ph"}
+    assert query("SELECT reader FROM trace_files") == [("stream",)]  # DuckDB cannot read non-objects
+    assert_invariants(query)
+
+
+def test_null_elements_alone_stay_on_the_fast_reader(tmp_path, ingest_files, query):
+    path = write_trace(tmp_path, "nulls.json", [event("X", "a", 0, dur=5), "null", event("X", "b", 10, dur=5)])
+    (res,) = ingest_files([path])
+    assert res.status == "ingested"
+    assert skipped(query) == {1: "missing ph"}  # DuckDB reads null as an event without fields
+    assert_invariants(query)
+
+
+def test_a_file_of_nulls_says_so(tmp_path, cli):
+    path = write_trace(tmp_path, "allnull.json", ["null", "null", "5"])
+    res = cli("ingest", "--db", str(tmp_path / "t.duckdb"), path)
+    assert res.exit_code == 2
+    assert "none of the 3 trace events could be read (first problem: event 0: not a JSON object (null))" in res.stderr
+
+
+# =========================================================================== depth
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize("reader", ["duckdb", "stream"])
+def test_deep_array_beside_valid_events(tmp_path, monkeypatch, ingest_files, query, reader):
+    monkeypatch.setenv("LOGANALYZE_TRACE_READER", reader)
+    path = write_trace(tmp_path, "deep.json", [event("X", "a", 0, dur=5), DEEP, event("X", "b", 10, dur=5),
+                                                '{"ph": "X", "args": ' + "{\"k\": " * 5000 + "1" + "}" * 5001])
+    (res,) = ingest_files([path])
+    assert res.status == "ingested"
+    assert [r[0] for r in query("SELECT name FROM trace_events ORDER BY event_no")] == ["a", "b"]
+    assert skipped(query) == {1: f"nested deeper than {MAX_DEPTH} levels", 3: f"nested deeper than {MAX_DEPTH} levels"}
+    assert_invariants(query)
+
+
+@pytest.mark.parametrize("reader", ["duckdb", "stream"])
+def test_event_with_deep_args_beside_valid_events(tmp_path, monkeypatch, ingest_files, query, reader):
+    """DuckDB reads JSON without recursion and keeps a deep ``args`` as text; Python's reader
+    skips the event (it would recurse).  Either way the events beside it are kept."""
+    monkeypatch.setenv("LOGANALYZE_TRACE_READER", reader)
+    args = '{"k": ' * 5000 + "1" + "}" * 5000
+    path = write_trace(tmp_path, "deepargs.json", [event("X", "a", 0, dur=5),
+                                                    event("X", "b", 10, dur=5)[:-1] + ',"args":' + args + "}",
+                                                    event("X", "c", 20, dur=5)])
+    (res,) = ingest_files([path])
+    assert res.status == "ingested"
+    names = [r[0] for r in query("SELECT name FROM trace_events ORDER BY event_no")]
+    if reader == "duckdb":
+        assert names == ["a", "b", "c"]
+        kept = query("SELECT length(CAST(args AS VARCHAR)) FROM trace_events WHERE name = 'b'")
+        assert kept == [(len(args.replace(" ", "")),)]
+    else:
+        assert names == ["a", "c"]
+        assert skipped(query) == {1: f"nested deeper than {MAX_DEPTH} levels"}
+
+
+def test_cut_off_inside_a_deep_array(tmp_path, ingest_files, query):
+    path = tmp_path / "cut.json"
+    path.write_text('[' + event("X", "a", 0, dur=5) + ",\n" + "[" * 50_000)
+    (res,) = ingest_files([path])
+    assert res.status == "ingested"
+    assert query("SELECT name FROM trace_events") == [("a",)]
+    assert query("SELECT complete FROM trace_files") == [(False,)]
+
+
+def test_deep_metadata_member_is_one_clear_line(tmp_path, cli):
+    path = tmp_path / "meta.json"
+    path.write_text('{"otherData": ' + DEEP + ', "traceEvents": [' + event("X", "a", 0, dur=5) + "]}")
+    res = cli("ingest", "--db", str(tmp_path / "t.duckdb"), str(path))
+    assert res.exit_code == 2
+    assert f"top-level member 'otherData' is nested deeper than {MAX_DEPTH} levels" in res.stderr
+
+
+def test_bounded_decoding_and_scanning():
+    dec = json.JSONDecoder()
+    text = ' {"a": [1, {"b": "]]\\"[["}]}, 5'
+    assert decode_bounded(dec, text, 1) == ({"a": [1, {"b": ']]"[['}]}, len(text) - 3)
+    assert decode_bounded(dec, "[" * MAX_DEPTH + "]" * MAX_DEPTH + ",1")[1] == 2 * MAX_DEPTH
+    with pytest.raises(TooDeep):
+        decode_bounded(dec, "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1))
+    with pytest.raises(TooDeep):  # too deep is known before the end is read
+        decode_bounded(dec, '{"a": ' + "[" * 1000)
+    many = '{"x": [' + "[1]," * 5000 + "2]}"  # many brackets, shallow: decoded exactly
+    assert decode_bounded(dec, many + ", 7")[1] == len(many)
+    scan = ValueScanner()  # fed piece by piece: strings, escapes and numbers across pieces
+    assert [scan.feed(p) for p in ('[{"a": "x\\', '"]}', '"}', "], 1")] == [None, None, None, 1]
+    assert scan.max_depth == 2
+    number = ValueScanner()
+    assert (number.feed(" 12"), number.feed("34, 5")) == (None, 2)
+
+
+# =========================================================================== size
+def test_event_larger_than_the_limit_is_skipped_in_bounded_memory(tmp_path):
+    """A 24 MiB string (the limit is 16 MiB) is skipped with its reason, read piece by piece;
+    peak RSS of the ingest process is measured in a child (scripts/trace_hostile.py: 200 MB)."""
+    path = tmp_path / "big.json"
+    with open(path, "w") as f:
+        f.write('[' + event("X", "a", 0, dur=5) + ',\n{"ph": "X", "name": "big", "ts": 1, "dur": 1, "args": {"s": "')
+        for _ in range(24 * 1024):
+            f.write("x" * 1020 + '\\",]')
+        f.write('"}},\n' + event("X", "b", 10, dur=5) + "]")
+    db = tmp_path / "t.duckdb"
+    probe = ("import resource, subprocess, sys; "
+             "p = subprocess.run([sys.executable, '-m', 'loganalyze', 'ingest', '--db', sys.argv[1], sys.argv[2]], "
+             "capture_output=True, text=True); "
+             "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); print(p.stdout, p.stderr)")
+    out = subprocess.run([sys.executable, "-c", probe, str(db), str(path)], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}).stdout
+    rc, peak_kib = map(int, out.split("\n", 1)[0].split())
+    assert rc == 0, out
+    assert "event(s) skipped (first: event 1, larger than 16 MiB)" in out
+    assert peak_kib < 700 * 1024, out
+
+
+# =========================================================================== quadratic shapes
+def _shapes():
+    half = N // 2
+    return {
+        # B1 .. Bn, then E1 .. En: each E closes the outermost open B
+        "fifo": ([event("B", f"op{i}", i) for i in range(half)]
+                 + [event("E", f"op{i}", half + i) for i in range(half)]),
+        # n open B, then n E of names never opened
+        "unmatched": ([event("B", f"op{i}", i) for i in range(half)]
+                      + [event("E", f"zz{i}", half + i) for i in range(half)]),
+        # B within B within B ..., closed last-in-first-out
+        "deep": ([event("B", f"op{i}", i) for i in range(half)]
+                 + [event("E", f"op{half - 1 - i}", half + i) for i in range(half)]),
+        # X within X ...; a kernel at the bottom (its time goes up the whole chain)
+        "deep_x": ([event("X", f"op{i}", i, dur=2 * (N - i)) for i in range(N - 2)]
+                   + [event("X", "cudaLaunchKernel", N, cat="cuda_runtime", dur=1, args={"correlation": 1}),
+                      event("X", "k", N, tid=9, cat="kernel", dur=7, args={"correlation": 1})]),
+        # a long chain of closed operators, then many spans after all of them
+        "closed_chain": ([event("X", f"op{i}", i, dur=half - i) for i in range(half)]
+                         + [event("X", f"late{i}", N + i, cat="cuda_runtime", dur=1) for i in range(half)]),
+        # async b/e of one id, first-in-first-out
+        "async_fifo": ([event("b", f"t{i}", i, id=1) for i in range(half)]
+                       + [event("e", f"t{i}", half + i, id=1) for i in range(half)]),
+        # flow ends on many threads, each after a run of closed slices
+        "flows": ([event("X", f"op{i}", 2 * i, tid=i % 1000, dur=1) for i in range(half)]
+                  + [event("f" if i % 2 else "s", "flow", N + i, tid=i % 1000, id=i // 2, bp="e", cat="ac2g")
+                     for i in range(half)]),
+    }
+
+
+def _check_fifo(q):
+    assert q("SELECT count(*), min(dur_ns), max(dur_ns) FROM trace_events WHERE ph = 'B'") == [
+        (N // 2, N // 2 * 1000, N // 2 * 1000)]
+
+
+def _check_unmatched(q):
+    assert q("SELECT unmatched_e, unclosed_b FROM trace_files") == [(N // 2, N // 2)]
+
+
+def _check_deep(q):
+    assert q("SELECT max(depth), count(*) FILTER (WHERE self_ns = 2000) FROM trace_events") == [
+        (N // 2 - 1, N // 2 - 1)]
+
+
+def _check_deep_x(q):
+    assert q("SELECT max(depth), min(gpu_total_ns), max(gpu_self_ns) FROM trace_events WHERE role = 'op'") == [
+        (N - 3, 7000, 7000)]
+
+
+def _check_closed_chain(q):
+    assert q("SELECT count(*) FROM trace_events WHERE name LIKE 'late%' AND parent IS NULL") == [(N // 2,)]
+
+
+def _check_async_fifo(q):
+    assert q("SELECT async_unmatched_e, async_unclosed_b FROM trace_files") == [(0, 0)]
+
+
+def _check_flows(q):
+    assert q("SELECT count(*), count(from_event), count(to_event) FROM trace_flows") == [(N // 4, 0, 0)]
+
+
+@pytest.mark.parametrize("shape", ["fifo", "unmatched", "deep", "deep_x", "closed_chain", "async_fifo", "flows"])
+def test_adversarial_shapes_are_not_quadratic(tmp_path, ingest_files, query, shape):
+    path = write_trace(tmp_path, f"{shape}.json", _shapes()[shape])
+    started = time.perf_counter()
+    (res,) = ingest_files([path])
+    took = time.perf_counter() - started
+    assert res.status == "ingested"
+    globals()[f"_check_{shape}"](query)
+    assert took < SHAPE_SECONDS, f"{shape}: {took:.1f} s"
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_vectorised_parents_equal_the_stack_sweep(seed, monkeypatch):
+    """The nesting answer does not depend on which of its two ways computes it (improper
+    nesting and equal starts included); depth by pointer doubling equals the walk up."""
+    import numpy as np
+
+    from loganalyze.importers import trace_nesting as tn
+
+    rng = np.random.default_rng(seed)
+    n = 3000
+    thr = np.sort(rng.integers(0, 4, n))
+    ts = rng.integers(0, 500, n)
+    dur = rng.integers(0, 80, n)
+    order = np.lexsort((np.arange(n), -dur, ts, thr))
+    thr, ts, end = thr[order], ts[order], (ts + dur)[order]
+    is_op = rng.random(n) < 0.7
+    monkeypatch.setattr(tn, "VECTOR_ROUNDS", n)  # never falls back
+    par = tn._parents(thr, ts, end, is_op)
+    assert (par == tn._stack_parents(thr, ts, end, is_op)).all()
+    depth = tn._depths(par)
+    for i in rng.integers(0, n, 200).tolist():
+        walked, p = 0, par[i]
+        while p >= 0:
+            walked, p = walked + 1, par[p]
+        assert depth[i] == walked
+    ops = np.nonzero(is_op)[0]
+    ops = ops[np.isin(par[ops], ops) | (par[ops] < 0)]
+    own = rng.integers(0, 5, n)
+    by_level = tn._inclusive(ops, par, depth, own)
+    monkeypatch.setattr(tn, "VECTOR_LEVELS", 0)
+    assert (tn._inclusive(ops, par, depth, own) == by_level).all()
