@@ -18,7 +18,7 @@ from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import Iterator
 
-from .identity import StoredSource
+from .identity import HEAD_BYTES, StoredSource
 from .ingest import IngestInterrupted, IngestOptions, IngestResult, _duplicate, ingest_file
 from .inputs import STDIN, Candidate
 from .scratch import KnownSource, ScratchStore, known_sources_of
@@ -129,7 +129,19 @@ def _parse_chunk(paths: list[str], options: IngestOptions) -> list[ParsedFile]:
 
 
 # ---------------------------------------------------------------------------- writer side
-def _write(store: Store, parsed: ParsedFile) -> IngestResult:
+def _may_extend(store: Store, source: dict) -> bool:
+    """Whether a stored source might be a prefix of this file's content (the same first
+    :data:`~loganalyze.identity.HEAD_BYTES`, or shorter than that): a worker cannot tell, as
+    its scratch store does not hold the database's sources."""
+    size = source.get("content_bytes")
+    if size is None:
+        return False
+    return bool(store.con.execute(
+        "SELECT count(*) FROM sources WHERE content_bytes < ? AND sha256 <> ? AND (head_sha256 = ? OR content_bytes < ?)",
+        [size, source.get("sha256"), source.get("head_sha256"), HEAD_BYTES]).fetchall()[0][0])
+
+
+def _write(store: Store, parsed: ParsedFile, options: IngestOptions) -> IngestResult:
     """Insert one parsed file in one transaction under the next source id (or report it as a
     duplicate of content another worker's file brought in first)."""
     from .importers.base import insert_arrow
@@ -139,6 +151,8 @@ def _write(store: Store, parsed: ParsedFile) -> IngestResult:
         return with_format(store, res)
     if res.status != "ingested":
         return res
+    if _may_extend(store, res.source):  # the database decides: read it here, as a serial ingest does
+        return with_format(store, ingest_file(store, res.path, options))
     with store.transaction():
         dup = store.source_by_sha(parsed.sha256)
         if dup:
@@ -247,7 +261,7 @@ def _run(store: Store, cands: list[Candidate], options: IngestOptions, jobs: int
             try:
                 parsed = _parsed_chunk(chunk, job)
                 for pos, (cand, one) in enumerate(zip(chunk, parsed)):
-                    res = _write(store, one)
+                    res = _write(store, one, options)
                     done.append(res)
                     if bar is not None:
                         bar.file_done(_size(cand))

@@ -185,3 +185,17 @@ def test_interrupt_during_parallel_ingest(tmp_path):
         "1 more file(s) not read")
     with loganalyze.connect(str(db), read_only=True) as d:
         assert d.sources()["name"].tolist() == ["mkldnn_v0_style.log"]
+
+
+def test_a_file_extending_a_stored_one_is_reported_with_jobs(tmp_path):
+    """Workers cannot see the database's sources: the writer reads such a file itself."""
+    base = SAMPLES / "onednn" / "torch2.13_onednn_v3_exec.log"
+    longer = tmp_path / "longer.log"
+    longer.write_bytes(base.read_bytes() + base.read_bytes())
+    other = tmp_path / "other.log"
+    shutil.copy(SAMPLES / "onednn" / "mkldnn_v0_style.log", other)
+    with loganalyze.connect(":memory:") as db:
+        assert db.ingest(str(base))[0].status == "ingested"
+        res = db.ingest([str(longer), str(other)], jobs=2)
+        assert [r.status for r in res] == ["extends", "ingested"]
+        assert [r.status for r in db.ingest([str(longer)], jobs=2, replace=True)] == ["ingested"]
