@@ -4,7 +4,7 @@ exception where the program is, the file in progress is rolled back and the comm
 
 DuckDB turns an exception raised inside a running query into its own error ("Query
 interrupted", as InterruptException or RuntimeError), so the signal is also recorded here:
-:func:`is_interrupt` recognises such an error once a signal was seen."""
+:func:`is_interrupt` takes any error after a signal was seen as the interrupt."""
 from __future__ import annotations
 
 import signal
@@ -33,7 +33,10 @@ def is_interrupt(exc: BaseException) -> bool:
     """A signal, or the error DuckDB raised for one inside a query."""
     if isinstance(exc, KeyboardInterrupt):
         return True
-    return bool(_received) and "interrupt" in str(exc).lower()
+    # once a signal was seen, any error is its consequence: DuckDB reports it as "Query
+    # interrupted", or (when the interrupt was swallowed on the way) the next statement as
+    # "Current transaction is aborted"
+    return bool(_received)
 
 
 @contextmanager

@@ -8,10 +8,14 @@ work directory (default ``bench-data/``, gitignored), then times, in this one ru
 
 (a) the mawk baseline: per-kind exec count and time sum, one pass, fields chosen for the
     generated dialect (with and without timestamps).  Run once untimed first to warm the
-    page cache (it cannot be dropped here), then ``--awk-repeat`` timed runs, best kept;
-(b) ``loganalyze ingest LOG --db DB`` into a fresh database, best of ``--ingest-repeat``: wall
-    time and the peak RSS of the child (``os.wait4`` rusage of that process alone);
-(c) ``loganalyze summary --by kind --format json --db DB``: best of ``--summary-repeat``.
+    page cache (it cannot be dropped here);
+(b) ``loganalyze ingest LOG --db DB`` into a fresh database: wall time and the peak RSS of
+    the child (``os.wait4`` rusage of that process alone);
+(c) ``loganalyze summary --by kind --format json --db DB``.
+
+(a), (b) and (c) run one after another in ``--repeat`` rounds (default 3), so that load from
+other processes falls on all three alike; the median of each is kept, and each round's
+(b)/(a) and the machine's load average are reported.
 
 Before each timed run it waits (``--wait-idle``) until other processes leave the CPU alone,
 and it reports how much CPU they used during the ingest.  It checks that awk, loganalyze
@@ -197,15 +201,15 @@ def versions() -> dict:
         except OSError:
             return "?"
     la_py = shutil.which("python", path=str(Path(la_bin()).parent)) or sys.executable
-    code = ("import sys, duckdb, pyarrow, numpy, pyparsing; print(sys.version.split()[0], duckdb.__version__, "
-            "pyarrow.__version__, numpy.__version__, pyparsing.__version__)")
-    py, duck, arrow, np_, pp_ = out([la_py, "-c", code]).split()
+    code = ("import sys, duckdb, pyarrow, numpy, pyparsing, polars; print(sys.version.split()[0], duckdb.__version__, "
+            "pyarrow.__version__, numpy.__version__, pyparsing.__version__, polars.__version__)")
+    py, duck, arrow, np_, pp_, pl_ = out([la_py, "-c", code]).split()
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     mem = next((int(l.split()[1]) for l in open("/proc/meminfo") if l.startswith("MemTotal")), 0)
     dirty = out(["git", "status", "--porcelain", "--untracked-files=no", "--", "loganalyze", "grammars"])
     return {
         "nproc": os.cpu_count(), "cpu": cpu, "mem_gb": round(mem / 2**20, 1), "kernel": platform.release(),
-        "python": py, "duckdb": duck, "pyarrow": arrow, "numpy": np_, "pyparsing": pp_,
+        "python": py, "duckdb": duck, "pyarrow": arrow, "numpy": np_, "pyparsing": pp_, "polars": pl_,
         "mawk": out([mawk_bin(), "-W", "version"]).splitlines()[0] if mawk_bin() else "?",
         "commit": out(["git", "rev-parse", "--short", "HEAD"]),
         "dirty": " ".join(l.split()[-1] for l in dirty.splitlines()) if dirty else "",
@@ -231,38 +235,28 @@ def bench_size(args, size_label: str) -> dict:
     awk_cmd = [args.mawk, "-F,", prog, str(path)]
     log(f"(a) warm-up (untimed): {shlex.join(awk_cmd)}")
     check_rc(run(awk_cmd))
-    awk_runs = []
-    for _ in range(args.awk_repeat):
-        wait_idle(args.wait_idle)
-        awk_runs.append(check_rc(run(awk_cmd)))
-        log(f"(a) mawk {awk_runs[-1].seconds:.2f} s (other processes {awk_runs[-1].other_cpu:.2f} cpu s)")
-    awk_best = min(awk_runs, key=lambda r: r.seconds)
-    awk = parse_awk(awk_best.stdout)
-
     db = workdir / f"bench_{size_label}.duckdb"
-    for p in (db, Path(str(db) + ".wal")):
-        if p.exists():
-            p.unlink()
     ingest_cmd = [args.loganalyze, "ingest", str(path), "--db", str(db)]
+    sum_cmd = [args.loganalyze, "summary", "--by", "kind", "--format", "json", "--db", str(db)]
     log(f"(b) {shlex.join(ingest_cmd)}")
-    ings = []
-    for i in range(args.ingest_repeat):
+    # side by side: each round runs mawk, then the ingest, then the summary, so that load
+    # from other processes falls on all three alike; medians over the rounds
+    awk_runs, ings, sums, loads = [], [], [], []
+    for i in range(args.repeat):
+        wait_idle(args.wait_idle)
+        loads.append(os.getloadavg()[0])
+        awk_runs.append(check_rc(run(awk_cmd)))
         for p in (db, Path(str(db) + ".wal")):
             if p.exists():
                 p.unlink()
-        wait_idle(args.wait_idle)
         ings.append(check_rc(run(ingest_cmd)))
-        log(f"(b) ingest {ings[-1].seconds:.2f} s (cpu {ings[-1].cpu:.2f} s; other processes "
-            f"{ings[-1].other_cpu:.2f} cpu s), peak RSS {ings[-1].rss_mb:.0f} MB")
-    ing = min(ings, key=lambda r: r.seconds)  # the database of the last run stays for (c)
-
-    sum_cmd = [args.loganalyze, "summary", "--by", "kind", "--format", "json", "--db", str(db)]
-    sums = []
-    for _ in range(args.summary_repeat):
-        wait_idle(args.wait_idle)
         sums.append(check_rc(run(sum_cmd)))
-        log(f"(c) summary {sums[-1].seconds:.3f} s")
-    sum_best = min(sums, key=lambda r: r.seconds)
+        log(f"round {i + 1}: (a) mawk {awk_runs[-1].seconds:.2f} s, (b) ingest {ings[-1].seconds:.2f} s "
+            f"(x{ings[-1].seconds / awk_runs[-1].seconds:.2f}; cpu {ings[-1].cpu:.2f} s; other processes "
+            f"{ings[-1].other_cpu:.2f} cpu s; peak RSS {ings[-1].rss_mb:.0f} MB), (c) summary {sums[-1].seconds:.3f} s; "
+            f"load average {loads[-1]:.1f}")
+    awk_best, ing, sum_best = (sorted(rs, key=lambda r: r.seconds)[len(rs) // 2] for rs in (awk_runs, ings, sums))
+    awk = parse_awk(awk_best.stdout)
     rows = json.loads(sum_best.stdout)
     problems = compare(meta, awk, rows, ing.stdout)
     for p in problems:
@@ -275,7 +269,8 @@ def bench_size(args, size_label: str) -> dict:
         "awk_rss_mb": awk_best.rss_mb, "awk_cpu_s": awk_best.cpu,
         "ingest_cmd": ingest_cmd, "ingest_s": ing.seconds, "ingest_rss_mb": ing.rss_mb, "ingest_cpu_s": ing.cpu, "ingest_other_cpu_s": ing.other_cpu,
         "ingest_all_s": [r.seconds for r in ings], "ingest_all_rss_mb": [r.rss_mb for r in ings],
-        "ingest_stdout": ing.stdout,
+        "ingest_stdout": ing.stdout, "ingest_max_rss_mb": max(r.rss_mb for r in ings),
+        "ratios": [i.seconds / a.seconds for i, a in zip(ings, awk_runs)], "load_avg": loads,
         "summary_cmd": sum_cmd, "summary_s": sum_best.seconds, "summary_all_s": [r.seconds for r in sums],
         "summary_rss_mb": sum_best.rss_mb, "summary_cpu_s": sum_best.cpu, "db_bytes": db.stat().st_size,
         "problems": problems,
@@ -298,7 +293,7 @@ def report(args, env: dict, results: list[dict], argv: list[str]) -> str:
     L.append(
         f"Machine: {env['nproc']} cores ({env['cpu']}), {env['mem_gb']} GB RAM, Linux {env['kernel']}; "
         f"Python {env['python']}, DuckDB {env['duckdb']}, pyarrow {env['pyarrow']}, numpy {env['numpy']}, "
-        f"pyparsing {env['pyparsing']}; {env['mawk']}; loganalyze at commit {env['commit']}"
+        f"pyparsing {env['pyparsing']}, polars {env['polars']}; {env['mawk']}; loganalyze at commit {env['commit']}"
         + (f" with local changes in {env['dirty']}" if env["dirty"] else "") + "."
     )
     L.append("")
@@ -317,11 +312,12 @@ def report(args, env: dict, results: list[dict], argv: list[str]) -> str:
     L.append("")
     r = results[0]
     L.append("```")
-    L.append(f"# (a) once untimed to warm the page cache, then best of {args.awk_repeat}")
+    L.append(f"# {args.repeat} rounds of (a), (b), (c) one after another; the median of each is kept")
+    L.append("# (a) once untimed first to warm the page cache")
     L.append(shlex.join(r["awk_cmd"]))
-    L.append(f"# (b) into a fresh database each time, best of {args.ingest_repeat}; peak RSS of this process (wait4 rusage)")
+    L.append("# (b) into a fresh database each time; peak RSS of this process (wait4 rusage)")
     L.append(shlex.join(r["ingest_cmd"]))
-    L.append(f"# (c) best of {args.summary_repeat}")
+    L.append("# (c)")
     L.append(shlex.join(r["summary_cmd"]))
     L.append("```")
     L.append("")
@@ -331,7 +327,9 @@ def report(args, env: dict, results: list[dict], argv: list[str]) -> str:
         f"(peak RSS {', '.join(f'{m:.0f}' for m in r['ingest_all_rss_mb'])} MB), "
         f"summary runs {', '.join(f'{s:.3f}' for s in r['summary_all_s'])} s, summary peak RSS {r['summary_rss_mb']:.0f} MB, "
         f"CPU time (user+sys) mawk {r['awk_cpu_s']:.2f} s, ingest {r['ingest_cpu_s']:.2f} s, summary {r['summary_cpu_s']:.3f} s, "
-        f"CPU used by other processes during the ingest {r['ingest_other_cpu_s']:.2f} s"
+        f"CPU used by other processes during the ingest {r['ingest_other_cpu_s']:.2f} s, "
+        f"(b)/(a) per round {', '.join(f'{x:.2f}' for x in r['ratios'])}, "
+        f"1-minute load average before each round {', '.join(f'{x:.1f}' for x in r['load_avg'])}"
         for r in results) + ".")
     L.append("")
     L.append("Targets: (b)/(a) <= %.1f, (c)/(a) <= %.2f, peak RSS of (b) <= %.1f GB and not growing with file size."
@@ -346,8 +344,9 @@ def report(args, env: dict, results: list[dict], argv: list[str]) -> str:
         )
     if len(results) > 1:
         a, b = results[0], results[-1]
-        growth = b["ingest_rss_mb"] / a["ingest_rss_mb"]
-        L.append(f"- Peak RSS from {a['size_label']} to {b['size_label']}: x{growth:.2f} "
+        growth = b["ingest_max_rss_mb"] / a["ingest_max_rss_mb"]
+        per_gb = (b["ingest_max_rss_mb"] - a["ingest_max_rss_mb"]) / ((b["bytes"] - a["bytes"]) / 2**30)
+        L.append(f"- Peak RSS from {a['size_label']} to {b['size_label']}: x{growth:.2f}, {per_gb:+.0f} MB per GiB "
                  f"({'flat' if growth < 1.15 else 'GROWS with file size'}).")
     return "\n".join(L) + "\n"
 
@@ -362,9 +361,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--regen", action="store_true", help="generate the logs again even if they exist")
     ap.add_argument("--report", help="write the Markdown report here too")
     ap.add_argument("--json", help="write the raw figures as JSON here")
-    ap.add_argument("--awk-repeat", type=int, default=3)
-    ap.add_argument("--summary-repeat", type=int, default=3)
-    ap.add_argument("--ingest-repeat", type=int, default=2, help="ingest runs (fresh database each), best kept")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="rounds of mawk, ingest (fresh database), summary, one after another; medians kept")
     ap.add_argument("--wait-idle", type=float, default=600,
                     help="before each timed run, wait up to this many seconds for other processes to go quiet")
     ap.add_argument("--keep-db", action="store_true", help="keep the benchmark databases")

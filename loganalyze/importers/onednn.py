@@ -2,61 +2,33 @@
 
 How a file goes in (see docs/benchmarks.md for what each step costs):
 
-1. ``lines.iter_line_batches`` cuts the bytes into numbered lines (numpy, no Python loop).
-2. One SQL statement per batch keeps the verbose lines, cuts each into
-   ``key`` (the line without its timestamp and last field), ``ts`` and ``tail`` (the last
-   field), and inserts ``(line_no, hash(key), ts, tail as a number)`` into ``onednn_events``.
+1. ``lines.iter_line_batches`` cuts the bytes into numbered lines (numpy, no Python loop),
+   on a helper thread, a batch ahead.
+2. ``onednn_cut.cut_lines`` keeps the verbose lines of a batch and cuts each into its key
+   (the line without its timestamp and last field), timestamp and time, with whole-column
+   polars operations (multi-threaded); the batch's distinct keys get their shape ids
+   (DuckDB's ``hash(key)``) once each.
 3. Keys never seen before are read once by the pyparsing grammar
    (``loganalyze.grammars.onednn_verbose.parse_shape``) into a row of ``onednn_shapes``.
    When the grammar says the tail is not a time (info lines, diagnostics, untimed or
    truncated lines) those few lines are keyed again on the whole line and parsed again.
-4. Truncated and malformed lines leave ``onednn_events`` for ``skipped_lines``, with the
-   grammar's reason.
+4. Truncated and malformed lines go to ``skipped_lines`` with the grammar's reason; the
+   other lines go into ``onednn_events`` as ``(line_no, shape_id, ts, time)``.
 """
 from __future__ import annotations
 
-import pyarrow as pa
-import pyarrow.compute as pc
+from typing import TYPE_CHECKING
 
 from ..grammars import onednn_verbose as g
 from ..inputs import InputError
 from ..lines import LineStats, iter_line_batches, prefetch
-from .base import IngestContext, RowBuffer, insert_arrow, sql_string
+from .base import IngestContext, RowBuffer, insert_arrow
 
-# The verbose filter and the cut into key / timestamp / tail, on the Arrow batch ``_arrow``;
-# markers and the leading pattern come from the grammar.  ``line`` ends with "\n" or
-# "\r\n".  Positions are in characters, as substr counts them.
-_IS_VERBOSE_SQL = " OR ".join(
-    [f"starts_with(line, {sql_string(m + ',')})" for m in g.MARKERS]
-    + ["line IN (" + ", ".join(sql_string(m + end) for end in ("\n", "\r\n") for m in g.MARKERS) + ")"]
-)
-CUT_SQL = f"""
-WITH v AS (
-    SELECT line_no, line,
-           regexp_extract(line, {sql_string(g.LEADING_CUT_PATTERN)}, ['pre', 'ts']) AS m
-    FROM _arrow
-    WHERE {_IS_VERBOSE_SQL}
-), p AS (
-    SELECT line_no, line, m.pre AS pre, m.ts AS ts,
-           length(m.pre) + length(m.ts) + 1 AS body_at,
-           length(line) - instr(reverse(line), ',') + 1 AS lastc,  -- length + 1 if no comma
-           CASE WHEN ends_with(line, chr(13) || chr(10)) THEN 2 ELSE 1 END AS eol
-    FROM v
-)
-SELECT line_no,
-       CASE WHEN lastc >= body_at AND lastc <= length(line) THEN pre || substr(line, body_at, lastc - body_at)
-            ELSE pre END AS key,
-       CASE WHEN ts <> '' THEN substr(ts, 2) END AS ts,
-       CASE WHEN lastc >= body_at AND lastc <= length(line) THEN substr(line, lastc + 1, length(line) - lastc - eol)
-            END AS tail
-FROM p
-"""
+if TYPE_CHECKING:
+    import polars as pl
 
-#: the ``onednn_events`` rows of a line batch (``{sid}``: the source id)
-EVENTS_SELECT = f"""
-SELECT {{sid}} AS source_id, line_no, hash(key) AS shape_id, try_cast(ts AS DOUBLE) AS ts_ms, time_ms
-FROM (SELECT *, try_cast(tail AS DOUBLE) AS t, CASE WHEN isfinite(t) THEN t END AS time_ms FROM ({CUT_SQL}))
-"""
+# polars (and the cut built on it) load when a oneDNN log is read, not with the importer
+# registry: other formats and the query commands do not pay for the import
 
 SHAPE_COLUMNS = [
     "shape_id", "key", "marker", "version_token", "component", "operation", "op_class", "layout",
@@ -82,41 +54,32 @@ class OneDNNVerboseImporter:
 
     def ingest(self, ctx: IngestContext) -> None:
         con = ctx.con
-        sid = ctx.source_id
-        # shape_id -> "ok" (a complete timed shape), "rekey" (read the line whole) or a status
+        # shape_id -> "ok" (a complete timed shape), "rekey" (read the line whole),
+        # "whole" (a whole-line shape) or "bad" (a whole line the grammar rejects)
         known: dict[int, str] = {}
         for shape_id, timed in con.execute("SELECT shape_id, timed FROM onednn_shapes").fetchall():
             known[shape_id] = "ok" if timed else "whole"
-        rekey_ids: set[int] = set()
+        from . import onednn_cut as cut
+
         stats = LineStats()
-        # each line batch goes in through insert_arrow (see base.py: no register() inside the
-        # transaction, which would keep every batch in memory until COMMIT)
-        events_select = EVENTS_SELECT.replace("{sid}", str(int(sid)))
-        for lines in prefetch(iter_line_batches(ctx.file, stats, ctx.progress)):
-            for line_no, reason, text in lines.rejected:
-                if g.starts_with_marker(text):
-                    ctx.skip(line_no, reason, text)
-            insert_arrow(con, "onednn_events", lines.table, events_select)
-            lo, hi = lines.first_line, lines.first_line + lines.count - 1
-            # the distinct shapes of this batch, and whether any line of each has no time
-            rows = con.execute(
-                """SELECT shape_id, bool_or(time_ms IS NULL) FROM onednn_events
-                   WHERE source_id = $sid AND line_no BETWEEN $lo AND $hi GROUP BY shape_id""",
-                {"sid": sid, "lo": lo, "hi": hi},
-            ).fetchall()
-            ids = {r[0] for r in rows}
-            new = [i for i in ids if i not in known]
-            if new:
-                self._parse_new_keys(ctx, lines.table, new, known, rekey_ids, lo, hi)
-            if any(untimed and known.get(h) == "ok" for h, untimed in rows):
-                self._skip_bad_times(ctx, lines.table, known, lo, hi)
-            here = ids & rekey_ids
-            if here:
-                self._rekey(ctx, lines.table, here, known, lo, hi)
+        batches = prefetch(iter_line_batches(ctx.file, stats, ctx.progress))
+        try:
+            for lines in batches:
+                for line_no, reason, text in lines.rejected:
+                    if g.starts_with_marker(text):
+                        ctx.skip(line_no, reason, text)
+                cuts = cut.cut_lines(con, lines.table)
+                if cuts.height:
+                    self._ingest_cut(ctx, cuts, known)
+        finally:
+            # stop the helper thread here, while an exception (a signal) is on its way out,
+            # not later from the garbage collector, where a second signal would be
+            # reported as "Exception ignored" with a traceback
+            batches.close()
         ctx.flush_skipped()
         if stats.lines == 0:
             raise InputError(f"{ctx.file.path}: empty file")
-        parsed = con.execute("SELECT count(*) FROM onednn_events WHERE source_id = ?", [sid]).fetchone()[0]
+        parsed = con.execute("SELECT count(*) FROM onednn_events WHERE source_id = ?", [ctx.source_id]).fetchone()[0]
         verbose = parsed + ctx.skipped_count
         if verbose == 0:
             raise InputError(
@@ -127,101 +90,94 @@ class OneDNNVerboseImporter:
         ctx.source.update(crlf_lines=stats.crlf, ends_with_newline=stats.ends_with_newline)
         self._describe_source(ctx)
 
-    # ------------------------------------------------------------------ shapes
-    @staticmethod
-    def _rows_of(ctx: IngestContext, table: pa.Table, shape_ids, lo: int, hi: int) -> pa.Table:
-        """The lines of ``table`` whose events have one of ``shape_ids`` (few lines)."""
-        ids = pa.table({"h": pa.array(sorted(shape_ids), pa.uint64())})  # noqa: F841
-        line_nos = ctx.con.execute(
-            """SELECT line_no FROM onednn_events WHERE source_id = $sid AND line_no BETWEEN $lo AND $hi
-               AND shape_id IN (SELECT h FROM ids)""",
-            {"sid": ctx.source_id, "lo": lo, "hi": hi},
-        ).fetchall()
-        value_set = pa.array([r[0] for r in line_nos], pa.int64())
-        return table.filter(pc.is_in(table.column("line_no"), value_set=value_set))
+    def _ingest_cut(self, ctx: IngestContext, cuts: pl.DataFrame, known: dict[int, str]) -> None:
+        """The events of one batch's cut verbose lines into ``onednn_events``; new shapes
+        parsed, lines whose last field is not a time keyed whole, bad lines skipped."""
+        import polars as pl
 
-    def _parse_new_keys(self, ctx, table, new_ids, known, rekey_ids, lo, hi) -> None:
-        _arrow = self._rows_of(ctx, table, new_ids, lo, hi)  # noqa: F841 - read by CUT_SQL
-        rows = ctx.con.execute(f"SELECT hash(key) AS h, any_value(key) FROM ({CUT_SQL}) GROUP BY ALL").fetchall()
+        from . import onednn_cut as cut
+
+        keys = cut.with_shape_ids(ctx.con, cut.keys_of(cuts))
+        new = keys.filter(~pl.col("shape_id").is_in(list(known)))
+        if new.height:
+            self._parse_new_keys(ctx, new, known)
+        events = cut.with_events(cuts, keys)
+        status = pl.DataFrame(
+            {"shape_id": list(known), "status": list(known.values())},
+            schema={"shape_id": pl.UInt64, "status": pl.String},
+        )
+        batch_status = keys.join(status, on="shape_id", how="left")
+        if batch_status.filter((pl.col("status") == "ok") & pl.col("untimed")).height:
+            events = self._skip_bad_times(ctx, events, batch_status)
+        rekey_ids = batch_status.filter(pl.col("status") == "rekey")["shape_id"]
+        if len(rekey_ids):
+            events = self._rekey(ctx, events, rekey_ids, known)
+        insert_arrow(ctx.con, "onednn_events", cut.event_rows(events, ctx.source_id))
+
+    # ------------------------------------------------------------------ shapes
+    def _parse_new_keys(self, ctx: IngestContext, new: pl.DataFrame, known: dict[int, str]) -> None:
         shapes = []
-        for h, key in rows:
+        for h, key in new.select("shape_id", "key").iter_rows():
             shape = g.parse_shape(key)
             if shape.tail_is_time:
                 known[h] = "ok"
                 shapes.append((h, shape))
             else:
                 known[h] = "rekey"
-                rekey_ids.add(h)
         self._insert_shapes(ctx.con, shapes)
 
-    def _skip_bad_times(self, ctx: IngestContext, table, known, lo, hi) -> None:
-        """Complete profiling lines whose last field is not a number are malformed."""
-        con = ctx.con
-        rows = con.execute(
-            """SELECT line_no, shape_id FROM onednn_events
-               WHERE source_id = $sid AND line_no BETWEEN $lo AND $hi AND time_ms IS NULL""",
-            {"sid": ctx.source_id, "lo": lo, "hi": hi},
-        ).fetchall()
-        bad = [line_no for line_no, h in rows if known.get(h) == "ok"]
-        if not bad:
-            return
-        bad_lines = pa.array(bad, pa.int64())
-        _arrow = table.filter(pc.is_in(table.column("line_no"), value_set=bad_lines))  # noqa: F841 - read by CUT_SQL
-        texts = con.execute(
-            f"SELECT line_no, key || ',' || coalesce(tail, '') FROM ({CUT_SQL}) ORDER BY line_no"
-        ).fetchall()
-        badt = pa.table({"line_no": bad_lines})  # noqa: F841
-        con.execute(
-            "DELETE FROM onednn_events WHERE source_id = $sid AND line_no IN (SELECT line_no FROM badt)",
-            {"sid": ctx.source_id},
-        )
-        for line_no, text in texts:
-            ctx.skip(line_no, f"malformed: time field {text.rsplit(',', 1)[-1]!r} is not a number", text)
+    @staticmethod
+    def _skip_bad_times(ctx: IngestContext, events: pl.DataFrame, batch_status: pl.DataFrame) -> pl.DataFrame:
+        """Complete profiling lines whose last field is not a number are malformed: skipped,
+        and left out of ``events``."""
+        import polars as pl
 
-    def _rekey(self, ctx: IngestContext, table, ids, known, lo, hi) -> None:
-        """Lines whose last field is not a time: key them on the whole line."""
-        con = ctx.con
-        _arrow = self._rows_of(ctx, table, ids, lo, hi)  # noqa: F841 - read by CUT_SQL
-        con.execute(
-            f"""CREATE OR REPLACE TEMP TABLE _rk AS
-            SELECT line_no, CASE WHEN tail IS NULL THEN key ELSE key || ',' || tail END AS whole
-            FROM ({CUT_SQL})"""
-        )
-        con.execute("ALTER TABLE _rk ADD COLUMN h2 UBIGINT")
-        # whole-line shapes hash in their own namespace: the whole text of one line can equal
-        # the cut key of another (``X,Y`` whole vs ``X,Y,<time>`` cut)
-        con.execute("UPDATE _rk SET h2 = hash(whole, 'whole')")
-        rows = con.execute("SELECT h2, any_value(whole) FROM _rk GROUP BY h2").fetchall()
+        from . import onednn_cut as cut
+
+        ok_ids = batch_status.filter(pl.col("status") == "ok")["shape_id"]
+        is_bad = pl.col("time_ms").is_null() & pl.col("shape_id").is_in(ok_ids.implode())
+        bad = events.filter(is_bad).sort("line_no").select("line_no", cut.key_text(), "tail")
+        for line_no, key, tail in bad.iter_rows():
+            tail = tail or ""
+            ctx.skip(line_no, f"malformed: time field {tail!r} is not a number", f"{key},{tail}")
+        return events.filter(~is_bad)
+
+    def _rekey(self, ctx: IngestContext, events: pl.DataFrame, rekey_ids: pl.Series,
+               known: dict[int, str]) -> pl.DataFrame:
+        """Lines whose last field is not a time: keyed and parsed on the whole line, and
+        without a time; lines the grammar rejects whole are skipped."""
+        import polars as pl
+
+        from . import onednn_cut as cut
+
+        is_rekey = pl.col("shape_id").is_in(rekey_ids.implode())
+        whole = cut.whole_lines(ctx.con, events.filter(is_rekey))
         shapes = []
-        for h2, whole in rows:
+        for h2, text in whole.group_by("whole_id").agg(pl.col("whole").first()).sort("whole_id").iter_rows():
             if h2 in known:
                 continue
-            shape = g.parse_shape(whole, whole=True)
+            shape = g.parse_shape(text, whole=True)
             if shape.status == "ok":
                 known[h2] = "whole"
                 shapes.append((h2, shape))
             else:
                 known[h2] = "bad"
                 self.bad_reason[h2] = shape.reason
-        self._insert_shapes(con, shapes)
-        con.execute(
-            """UPDATE onednn_events SET shape_id = _rk.h2, time_ms = NULL FROM _rk
-               WHERE onednn_events.source_id = $sid AND onednn_events.line_no = _rk.line_no""",
-            {"sid": ctx.source_id},
-        )
-        bad = sorted(h for h, _ in rows if known[h] == "bad")
-        if bad:
-            bad_ids = pa.table({"h": pa.array(bad, pa.uint64())})  # noqa: F841
-            skipped = con.execute(
-                "SELECT line_no, h2, whole FROM _rk WHERE h2 IN (SELECT h FROM bad_ids) ORDER BY line_no"
-            ).fetchall()
-            con.execute(
-                """DELETE FROM onednn_events WHERE source_id = $sid
-                   AND line_no IN (SELECT line_no FROM _rk WHERE h2 IN (SELECT h FROM bad_ids))""",
-                {"sid": ctx.source_id},
+        self._insert_shapes(ctx.con, shapes)
+        bad_ids = [h for h in whole["whole_id"].unique() if known[h] == "bad"]
+        bad = whole.filter(pl.col("whole_id").is_in(bad_ids)).sort("line_no")
+        for line_no, h2, text in bad.select("line_no", "whole_id", "whole").iter_rows():
+            ctx.skip(line_no, self.bad_reason[h2], text)
+        kept = whole.filter(~pl.col("whole_id").is_in(bad_ids)).select("line_no", "whole_id")
+        return (
+            events.join(kept, on="line_no", how="left", maintain_order="left")
+            .filter(~is_rekey | pl.col("whole_id").is_not_null())
+            .with_columns(
+                shape_id=pl.coalesce("whole_id", "shape_id"),
+                time_ms=pl.when(pl.col("whole_id").is_null()).then("time_ms"),
             )
-            for line_no, h2, whole in skipped:
-                ctx.skip(line_no, self.bad_reason[h2], whole)
+            .drop("whole_id")
+        )
 
     @staticmethod
     def _insert_shapes(con, shapes) -> None:

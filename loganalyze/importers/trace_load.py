@@ -14,6 +14,7 @@ from ..grammars import trace_container as tc
 from ..grammars import trace_event as te
 from ..grammars import trace_reader as tr
 from ..inputs import InputError
+from ..signals import is_interrupt
 from .base import IngestContext, insert_arrow, sql_string
 from .trace_stage import READ_BLOCK, Stage
 from .trace_workspace import Workspace
@@ -110,7 +111,9 @@ def _load_duckdb(ctx: IngestContext, ws: Workspace, prefix: tc.Prefix,
                       FROM read_json({sql_string(stage.path)}, format = 'array', columns = {_raw_columns_sql()},
                                      maximum_object_size = {MAX_OBJECT_BYTES}, compression = 'none') WITH ORDINALITY"""
             con.execute(f"CREATE TABLE _ev AS {ev_select_sql(src, flavour)}")
-        except Exception:  # duckdb.Error: not readable by DuckDB -> exact reader
+        except Exception as exc:  # duckdb.Error: not readable by DuckDB -> exact reader
+            if is_interrupt(exc):  # SIGINT/SIGTERM inside the query: not a reason to read again
+                raise
             ok = False
         result = stage.finish()
     finally:

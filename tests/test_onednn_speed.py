@@ -1,0 +1,146 @@
+"""The polars cut of oneDNN verbose lines (importers/onednn_cut.py) gives exactly what the
+former per-line SQL cut gave: the same lines kept, keys, shape ids (DuckDB's ``hash(key)``),
+timestamps, last fields and times, on hostile lines, random lines and a generated log."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from loganalyze.grammars import onednn_verbose as g
+from loganalyze.importers import onednn_cut
+from loganalyze.importers.base import sql_string
+from loganalyze.inputs import InputFile
+from loganalyze.lines import LineStats, iter_line_batches
+
+REPO = Path(__file__).resolve().parent.parent
+
+# The former cut, kept here as the reference: regex for the leading fields, last comma by
+# reverse/instr, key substring, DuckDB casts.
+_IS_VERBOSE_SQL = " OR ".join(
+    [f"starts_with(line, {sql_string(m + ',')})" for m in g.MARKERS]
+    + ["line IN (" + ", ".join(sql_string(m + end) for end in ("\n", "\r\n") for m in g.MARKERS) + ")"]
+)
+REFERENCE_SQL = f"""
+WITH v AS (
+    SELECT line_no, line,
+           regexp_extract(line, {sql_string(g.LEADING_CUT_PATTERN)}, ['pre', 'ts']) AS m
+    FROM _arrow WHERE {_IS_VERBOSE_SQL}
+), p AS (
+    SELECT line_no, line, m.pre AS pre, m.ts AS ts,
+           length(m.pre) + length(m.ts) + 1 AS body_at,
+           length(line) - instr(reverse(line), ',') + 1 AS lastc,
+           CASE WHEN ends_with(line, chr(13) || chr(10)) THEN 2 ELSE 1 END AS eol
+    FROM v
+), c AS (
+    SELECT line_no,
+           CASE WHEN lastc >= body_at AND lastc <= length(line) THEN pre || substr(line, body_at, lastc - body_at)
+                ELSE pre END AS key,
+           CASE WHEN ts <> '' THEN substr(ts, 2) END AS ts,
+           CASE WHEN lastc >= body_at AND lastc <= length(line) THEN substr(line, lastc + 1, length(line) - lastc - eol)
+                END AS tail
+    FROM p
+)
+SELECT line_no, hash(key) AS shape_id, key, try_cast(ts AS DOUBLE) AS ts_ms, tail,
+       CASE WHEN isfinite(try_cast(tail AS DOUBLE)) THEN try_cast(tail AS DOUBLE) END AS time_ms
+FROM c ORDER BY line_no
+"""
+
+HOSTILE = [
+    "onednn_verbose\n", "onednn_verbose\r\n", "onednn_verbose\r\r\n", "dnnl_verbose,v1\n",
+    "onednn_verbose,v1,12.5\n", "onednn_verbose,12.5\n", "onednn_verbose,12.5,x\n", "onednn_verbose,v1x,a,b\n",
+    "onednn_verbose,v1,primitive\n", "mkldnn_verbose,exec,é,ü,1.5\r\n", "onednn_verbose,v2,3.,exec,x, 1.5 \n",
+    "onednn_verbose,a,b,inf\n", "onednn_verbose,a,b,1e999\n", "onednn_verbose,a,b,.5\n", "onednn_verbose,a,b,nan\n",
+    "onednn_verbose,a,b,\n", "onednn_verbose,,\n", "onednn_verbose,\n", "onednn_verbosex,1\n", "xonednn_verbose,1\n",
+    "onednn_verbose,v1,1.5,\r\n", "onednn_verbose,a,b,1.5\r\r\n", "onednn_verbose,١٢.5,a,1\n", "onednn_verbose,v١,a,1\n",
+    "onednn_verbose,a\rb,c\r,2\n", "onednn_verbose,v1,2.5\r\n", "onednn_verbose,v1,,\n", "dnnl_verbose,info,oneDNN v1.0\n",
+    "onednn_verbose,a,b,1E+05\n", "onednn_verbose,a,b,+1\n", "onednn_verbose,a,b,0x10\n", "onednn_verbose,a,b, 2\n",
+    "onednn_verbose,v1,1.5,primitive,exec,cpu,convolution,jit:avx2,forward_training,"
+    "src:f32::blocked:aBcd8b::f0,,alg:convolution_direct,mb2_ic3oc8_ih5oh5kh3sh1dh0ph1,0.0625\n",
+    "onednn_verbose,v1,primitive,exec,cpu,reorder,simple:any,undef,src:f32::blocked:abcd::f0,,,2x3,0\r\n",
+    "plain app output, with commas, 1.5\n", "\n", "onednn_verbose,v1,1.,x,1.\n", "onednn_verbose,v12,00.5,x,1e-3\n",
+]
+
+
+def batch(lines: list[str]) -> pa.Table:
+    return pa.table({
+        "line_no": pa.array(range(1, len(lines) + 1), pa.int64()),
+        "line": pa.array(lines, pa.large_string()),
+    })
+
+
+def reference(con, table: pa.Table) -> pl.DataFrame:
+    _arrow = table  # noqa: F841 - read by REFERENCE_SQL
+    return pl.from_arrow(con.sql(REFERENCE_SQL).to_arrow_table())
+
+
+def polars_cut(con, table: pa.Table) -> pl.DataFrame:
+    cuts = onednn_cut.cut_lines(con, table)
+    keys = onednn_cut.with_shape_ids(con, onednn_cut.keys_of(cuts))
+    events = onednn_cut.with_events(cuts, keys)
+    return events.select("line_no", "shape_id", onednn_cut.key_text(), "ts_ms", "tail", "time_ms").sort("line_no")
+
+
+def assert_same_cut(table: pa.Table) -> None:
+    con = duckdb.connect()
+    want, got = reference(con, table), polars_cut(con, table)
+    assert got.schema == want.schema
+    assert got.equals(want), got.join(want, on="line_no", how="full", suffix="_want").to_dicts()[:5]
+
+
+def test_hostile_lines_cut_as_before():
+    assert_same_cut(batch(HOSTILE))
+
+
+def test_hostile_lines_keep_their_shape_ids():
+    """Shape ids are DuckDB's hash of the key, as databases written before hold them."""
+    con = duckdb.connect()
+    got = polars_cut(con, batch(HOSTILE))
+    for shape_id, key in got.select("shape_id", "key").iter_rows():
+        assert shape_id == con.execute("SELECT hash(?)", [key]).fetchone()[0]
+
+
+def test_batch_without_verbose_lines():
+    con = duckdb.connect()
+    assert onednn_cut.cut_lines(con, batch(["hello\n", "world, 1\n"])).height == 0
+
+
+_FRAGMENTS = st.sampled_from([
+    *g.MARKERS, ",", ",", ",", "v1", "v", "12", "3.25", ".", "1e5", "inf", "nan", "x", " ", "\r", "é", "١",
+    "primitive", "exec", "cpu", "0.0625", "-", "+",
+])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(g.MARKERS), st.lists(_FRAGMENTS, max_size=12),
+                          st.sampled_from(["\n", "\r\n", "\r\r\n"])), min_size=1, max_size=20))
+def test_random_lines_cut_as_before(parts):
+    lines = [marker + "".join(body) + end for marker, body, end in parts]
+    assert_same_cut(batch(lines))
+
+
+def test_generated_log_cut_as_before(tmp_path):
+    log = tmp_path / "gen.log"
+    subprocess.run([sys.executable, str(REPO / "scripts" / "gen_onednn_log.py"), "--size", "3M", "--seed", "7",
+                    "--out", str(log), "--quiet"], check=True)
+    with InputFile(str(log)) as f:
+        batches = list(iter_line_batches(f, LineStats()))
+    assert batches
+    for lines in batches:
+        assert_same_cut(lines.table)
+
+
+@pytest.mark.parametrize("size", [1, 3])
+def test_multi_batch_tables_cut_as_before(size):
+    """A line batch arrives as a table of several record batches."""
+    lines = HOSTILE * (size * 700)
+    table = batch(lines)
+    table = pa.Table.from_batches(table.to_batches(max_chunksize=1000))
+    assert_same_cut(table)
