@@ -18,13 +18,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from .api import Database, LoganalyzeError, Rows
 
 
-def connect(path=None, read_only: bool = False, wait: float = 60.0, on_wait=None) -> "Database":
+def connect(path=None, read_only: bool = False, wait: float = 60.0, on_wait=None, dataset=None) -> "Database":
     """Open (or create) a loganalyze database: a DuckDB file; ``None`` means
     ``$LOGANALYZE_DB`` or ``./loganalyze.duckdb``; ``":memory:"`` an in-memory one; waits up to
-    ``wait`` seconds for another process's lock.  See :func:`loganalyze.api.connect`."""
+    ``wait`` seconds for another process's lock.  ``dataset=DIR`` opens a Parquet dataset
+    read-only instead.  See :func:`loganalyze.api.connect`."""
     from .api import connect as _connect
 
-    return _connect(path, read_only=read_only, wait=wait, on_wait=on_wait)
+    return _connect(path, read_only=read_only, wait=wait, on_wait=on_wait, dataset=dataset)
 
 
 def __getattr__(name: str):

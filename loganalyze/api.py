@@ -22,6 +22,7 @@ from .store import DEFAULT_WAIT_S, Store, StoreError, default_db_path
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
 
+    from .dataset.export import DatasetExport
     from .export import ExportStats
     from .ingest import IngestResult
 
@@ -114,11 +115,18 @@ class Database:
     """
 
     def __init__(self, path: str | os.PathLike | None = None, read_only: bool = False,
-                 wait: float = DEFAULT_WAIT_S, on_wait: Callable[[str], None] | None = None):
-        try:
-            self._store = Store(path, read_only=read_only, wait=wait, on_wait=on_wait)
-        except StoreError as exc:
-            raise LoganalyzeError(str(exc)) from None
+                 wait: float = DEFAULT_WAIT_S, on_wait: Callable[[str], None] | None = None,
+                 dataset: str | os.PathLike | None = None):
+        self.dataset: str | None = None
+        if dataset is not None:
+            self._store = _open_dataset(dataset)
+            self.dataset = self._store.path
+            read_only = True
+        else:
+            try:
+                self._store = Store(path, read_only=read_only, wait=wait, on_wait=on_wait)
+            except StoreError as exc:
+                raise LoganalyzeError(str(exc)) from None
         self.path: str = self._store.path
         self.read_only: bool = read_only
 
@@ -146,7 +154,8 @@ class Database:
                     progress: Callable[[Any], Callable[[int], None] | None] | None = None,
                     commit: str | None = None, branch: str | None = None,
                     tags: Mapping[str, str] | Sequence[str] | None = None,
-                    max_expand: float | None = None, replace: bool = False) -> Iterator["IngestResult"]:
+                    max_expand: float | None = None, replace: bool = False,
+                    jobs: int | None = None) -> Iterator["IngestResult"]:
         """Ingest files, globs, directories or ``-`` (standard input), one transaction per file,
         yielding an :class:`~loganalyze.ingest.IngestResult` as each file is done.
 
@@ -160,10 +169,14 @@ class Database:
         ``max_expand``: how many times its size a compressed file may decompress to (past its
         first 16 MB; default 100, 0 for no limit).  ``replace``: a file whose content extends
         a stored source (the same log with lines appended) replaces it in the same
-        transaction; without it such a file is not ingested (status ``extends``)."""
+        transaction; without it such a file is not ingested (status ``extends``).  ``jobs``:
+        worker processes that parse files while this process writes (see
+        :mod:`loganalyze.parallel`; ``None``: one per core for several files over 32 MB,
+        ``1``: none; never with ``replace``)."""
         from . import runmeta
-        from .ingest import ingest_paths
+        from .ingest import IngestOptions
         from .inputs import DEFAULT_MAX_EXPAND
+        from .parallel import ingest_results
 
         self._writable()
         if isinstance(paths, (str, os.PathLike)):
@@ -174,9 +187,8 @@ class Database:
             raise LoganalyzeError(str(exc)) from None
         landed = False
         try:
-            for res in ingest_paths(self._store, [os.fspath(p) for p in paths], run_label=run,
-                                    progress_factory=progress, replace=replace,
-                                    max_expand=DEFAULT_MAX_EXPAND if max_expand is None else max_expand):
+            options = IngestOptions(run, DEFAULT_MAX_EXPAND if max_expand is None else max_expand, replace)
+            for res in ingest_results(self._store, [os.fspath(p) for p in paths], options, progress, jobs):
                 landed = landed or res.status in ("ingested", "duplicate")
                 yield res
         finally:
@@ -187,10 +199,10 @@ class Database:
                progress: Callable[[Any], Callable[[int], None] | None] | None = None,
                commit: str | None = None, branch: str | None = None,
                tags: Mapping[str, str] | Sequence[str] | None = None,
-               max_expand: float | None = None, replace: bool = False) -> list["IngestResult"]:
+               max_expand: float | None = None, replace: bool = False, jobs: int | None = None) -> list["IngestResult"]:
         """Ingest files (see :meth:`iter_ingest`) and return one result per file."""
         return list(self.iter_ingest(paths, run=run, progress=progress, commit=commit, branch=branch, tags=tags,
-                                     max_expand=max_expand, replace=replace))
+                                     max_expand=max_expand, replace=replace, jobs=jobs))
 
     # ------------------------------------------------------------------ questions
     def summary(self, by: str | Sequence[str] | None = None, run: str | None = None,
@@ -293,8 +305,10 @@ class Database:
         if not query or not query.strip():
             raise LoganalyzeError("empty query")
         con = self.con
+        if self.dataset is not None:
+            self._check_dataset_sql(query)
         try:
-            if self.read_only:
+            if self.read_only and self.dataset is None:
                 con.execute("SET enable_external_access = false")
             cur = con.execute(query, params) if params is not None else con.execute(query)
             if cur is None or cur.description is None:
@@ -434,8 +448,31 @@ class Database:
         except ExportError as exc:
             raise LoganalyzeError(str(exc)) from None
 
+    def export_parquet(self, directory: str | os.PathLike, run: str | None = None,
+                       source: int | str | Sequence[int | str] | None = None) -> "DatasetExport":
+        """Append the chosen files (every file by default) to the Parquet dataset at
+        ``directory`` (created when missing): Hive-partitioned by run and format, new part
+        files only, files the dataset holds already (same content) left out."""
+        from .dataset.export import export_to_dataset
+
+        ids = self._filters_or_raise(run, source)
+        return export_to_dataset(self.con, os.fspath(directory), source_ids=ids, run=run)
+
     # ------------------------------------------------------------------ helpers
+    def _check_dataset_sql(self, query: str) -> None:
+        import duckdb
+
+        from .dataset.layout import DatasetError
+
+        try:
+            self._store.check_sql(query)
+        except (DatasetError, duckdb.Error) as exc:
+            raise LoganalyzeError(" ".join(str(exc).split())) from None
+
     def _writable(self) -> None:
+        if self.dataset is not None:
+            raise LoganalyzeError(f"{self.path}: a dataset is read-only here; add files with "
+                                  "'loganalyze ingest --to parquet DIR FILE'")
         if self.read_only:
             raise LoganalyzeError(f"{self.path}: opened read-only")
 
@@ -463,8 +500,18 @@ class Database:
         return f"{self.path}: the database holds no data; run 'loganalyze ingest FILE' first"
 
 
+def _open_dataset(directory: str | os.PathLike):
+    from .dataset.layout import DatasetError
+    from .dataset.reader import DatasetStore
+
+    try:
+        return DatasetStore(os.fspath(directory))
+    except DatasetError as exc:
+        raise LoganalyzeError(str(exc)) from None
+
+
 def connect(path: str | os.PathLike | None = None, read_only: bool = False, wait: float = DEFAULT_WAIT_S,
-            on_wait: Callable[[str], None] | None = None) -> Database:
+            on_wait: Callable[[str], None] | None = None, dataset: str | os.PathLike | None = None) -> Database:
     """Open (or create) a loganalyze database.
 
     ``path``: a DuckDB file; ``None`` means ``$LOGANALYZE_DB`` or ``./loganalyze.duckdb``;
@@ -473,6 +520,14 @@ def connect(path: str | os.PathLike | None = None, read_only: bool = False, wait
     another process holds the file (an ingest writing, or readers while we want to write),
     opening waits up to ``wait`` seconds, calling ``on_wait(message)`` once.  A file that is
     not a loganalyze database is refused and left as it is; no extension is ever downloaded
-    or loaded."""
+    or loaded.
+
+    ``dataset``: a Parquet dataset directory (``loganalyze ingest --to parquet``, or
+    :meth:`Database.export_parquet`) opened read-only instead of a database; every question
+    (summary, sql, sources, runs, skipped) reads it through the same tables and views."""
+    if dataset is not None:
+        if path is not None:
+            raise LoganalyzeError("choose a database path or a dataset, not both")
+        return Database(dataset=dataset)
     return Database(path if path is not None else default_db_path(), read_only=read_only, wait=wait,
                     on_wait=on_wait)

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import sys
 from contextlib import contextmanager
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Optional, Tuple
 
 import typer
 
+from .cli_report import DATASET_HELP
 from .version import __version__
 
 DEFAULT_DB = "loganalyze.duckdb"
@@ -62,21 +63,26 @@ def _check_format(fmt: str) -> str:
     return fmt
 
 
-def _open(db: Optional[str], read_only: bool, wait: float = WAIT_DEFAULT):
+def _open(db: Optional[str], read_only: bool, wait: float = WAIT_DEFAULT, dataset: Optional[str] = None):
     from .api import LoganalyzeError, connect
 
     try:
+        if dataset is not None:
+            if db is not None:
+                _fail("choose --db or --dataset, not both")
+            return connect(dataset=dataset)
         return connect(db, read_only=read_only, wait=wait, on_wait=lambda msg: typer.echo(msg, err=True))
     except LoganalyzeError as exc:
         _fail(str(exc))
 
 
 @contextmanager
-def _database(db: Optional[str], wait: float, read_only: bool = True) -> Iterator:
-    """The database for one command: a LoganalyzeError is one line and exit 2; always closed."""
+def _database(db: Optional[str], wait: float, read_only: bool = True, dataset: Optional[str] = None) -> Iterator:
+    """The database (or dataset) for one command: a LoganalyzeError is one line and exit 2;
+    always closed."""
     from .api import LoganalyzeError
 
-    database = _open(db, read_only=read_only, wait=wait)
+    database = _open(db, read_only=read_only, wait=wait, dataset=dataset)
     try:
         yield database
     except LoganalyzeError as exc:
@@ -107,29 +113,38 @@ def ingest(
                                           "its first 16 MB (guards against decompression bombs; 0: no limit)"),
     replace: bool = typer.Option(False, "--replace", help="A file that extends an ingested one (the same log "
                                  "with lines appended) replaces it"),
+    to: Optional[Tuple[str, str]] = typer.Option(None, "--to", metavar="parquet DIR", help="Append to a Parquet dataset directory instead of a database: --to parquet DIR"),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes parsing files while one process writes (default: one per core, for several files over 32 MB in all; 1: none). An ingest of 10 or more files, or with --jobs, ends with a table by format"),
 ):
     """Read log files into the database, one transaction per file.
 
     The format of each file is detected from its content; gzip is read transparently.
     A file already in the database (same content, compressed or not) is not ingested twice;
-    a file that extends one (more lines appended) is ingested only with --replace.
+    a file that extends one (more lines appended) is ingested only with --replace.  With
+    --to parquet DIR the files go to a Parquet dataset instead (new part files only).
 
     Example: loganalyze ingest logs/ --run nightly-2026-11-22;
-    train.py 2>&1 | loganalyze ingest - --run nightly
+    train.py 2>&1 | loganalyze ingest - --run nightly;
+    loganalyze ingest --to parquet dataset/ logs/ --run nightly
     """
     from .api import LoganalyzeError
     from .ingest import IngestInterrupted
     from .progress import IngestProgress
     from .signals import interrupts_handled
 
-    database = _open(db, read_only=False, wait=wait)
+    dataset = _dataset_target(to, db)
+    database = _open(db, read_only=False, wait=wait) if dataset is None else None
     bar = IngestProgress() if (sys.stderr.isatty() and not quiet) else None
     ok = failed = 0
+    seen: list = []
     try:
         with interrupts_handled():
-            results = database.iter_ingest(paths, run=run, progress=bar, commit=commit, branch=branch, tags=tag,
-                                           max_expand=max_expand, replace=replace)
+            results = (database.iter_ingest(paths, run=run, progress=bar, commit=commit, branch=branch, tags=tag,
+                                            max_expand=max_expand, replace=replace, jobs=jobs)
+                       if database is not None
+                       else _dataset_ingest(dataset, paths, run, bar, commit=commit, branch=branch, tags=tag))
             for res in results:
+                seen.append(res)
                 if bar:
                     bar.file_done()
                 if res.status == "error":
@@ -160,11 +175,44 @@ def ingest(
     except LoganalyzeError as exc:
         _fail(str(exc))
     finally:
-        database.close()
+        if database is not None:
+            database.close()
+    if not quiet and (len(seen) >= REPORT_MIN_FILES or (jobs is not None and len(seen) > 1)):
+        _print_report(seen)
     if failed and not ok:
         raise typer.Exit(2)
     if failed:
         raise typer.Exit(1)
+
+
+#: an ingest of this many files (or any with --jobs) ends with the table by format
+REPORT_MIN_FILES = 10
+
+
+def _print_report(results) -> None:
+    """The table an ingest of many files ends with: ingested, skipped, rejected by format."""
+    from .ingest_report import by_format
+    from .query.output import render
+
+    typer.echo(render(*by_format(results), "table"), err=True)
+
+
+def _dataset_target(to: Optional[Tuple[str, str]], db: Optional[str]) -> Optional[str]:
+    """The dataset directory of ``--to parquet DIR`` (None: ingest into the database)."""
+    if not to:
+        return None
+    kind, directory = to
+    if kind != "parquet":
+        _fail(f"unknown --to {kind!r}; the one target is: --to parquet DIR")
+    if db is not None:
+        _fail("choose --db or --to parquet DIR, not both")
+    return directory
+
+
+def _dataset_ingest(directory: str, paths: List[str], run: Optional[str], bar, **run_meta):
+    from .dataset.ingest import ingest_to_dataset
+
+    return ingest_to_dataset(directory, paths, run_label=run, progress_factory=bar, **run_meta)
 
 
 def _print_ingested(database, res) -> None:
@@ -176,7 +224,7 @@ def _print_ingested(database, res) -> None:
     unit = "events" if s.get("format") == "trace_json" else "lines"
     typer.echo(f"  {unit} {s['lines_total']}: {s['lines_parsed']} parsed, "
                f"{s['lines_non_verbose']} other, {s['lines_skipped']} skipped")
-    if s.get("format") != "onednn_verbose":
+    if database is None or s.get("format") != "onednn_verbose":
         return
     try:
         kinds = database.summary(by="kind", source=res.source_id, family="onednn", wide=False, output="rows")
@@ -195,6 +243,7 @@ def _print_ingested(database, res) -> None:
 def summary_cmd(
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
     wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
+    dataset: Optional[str] = typer.Option(None, "--dataset", help=DATASET_HELP),
     by: Optional[str] = typer.Option(None, "--by", help="Group keys, comma-separated. oneDNN: kind, impl, prop, shape, engine, alg, dtype, mds, attrs, aux, source, run. GPU: kernel (with grid, block, device, stream), memcpy, api, nvtx (with domain), op (with shapes); source, run. Traces: op, category, thread, process, shape, dtype, step; framework tables (--family optable): op, section, tool, rank. Default: every family present, each by its main key"),
     run: Optional[str] = typer.Option(None, "--run", help="Only files ingested with this run label"),
     source: Optional[List[str]] = typer.Option(None, "--source", help=SOURCE_HELP),
@@ -219,7 +268,7 @@ def summary_cmd(
     """
     _check_format(fmt)
     compact = fmt in ("table", "markdown") and not wide
-    with _database(db, wait) as database:
+    with _database(db, wait, dataset=dataset) as database:
         if benchdnn:
             for comment, line in database.benchdnn(top=top or 10, run=run, source=source):
                 typer.echo(comment)
@@ -246,6 +295,7 @@ def sql(
     query: str = typer.Argument(..., help="A SQL query over the documented tables and views"),
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
     wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
+    dataset: Optional[str] = typer.Option(None, "--dataset", help=DATASET_HELP),
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
 ):
     """Run read-only SQL over the database (see docs/schema.md).
@@ -256,7 +306,7 @@ def sql(
     _check_format(fmt)
     if not query.strip():
         _fail("empty query")
-    with _database(db, wait) as database:
+    with _database(db, wait, dataset=dataset) as database:
         result = database.sql(query, output="rows")
     if result.columns:
         _show(result, fmt)
@@ -266,12 +316,13 @@ def sql(
 def sources(
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
     wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
+    dataset: Optional[str] = typer.Option(None, "--dataset", help=DATASET_HELP),
     run: Optional[str] = typer.Option(None, "--run", help="Only files ingested with this run label"),
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
 ):
     """List the files in the database with their format, dialect and line counts."""
     _check_format(fmt)
-    with _database(db, wait) as database:
+    with _database(db, wait, dataset=dataset) as database:
         result = database.sources(wide=fmt != "table", run=run, output="rows")
     _show(result, fmt)
 
@@ -280,13 +331,14 @@ def sources(
 def skipped(
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
     wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
+    dataset: Optional[str] = typer.Option(None, "--dataset", help=DATASET_HELP),
     source: Optional[List[str]] = typer.Option(None, "--source", help=SOURCE_HELP),
     limit: int = typer.Option(50, "--limit", min=0, help="At most this many lines"),
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
 ):
     """Show skipped input lines with their line number and reason."""
     _check_format(fmt)
-    with _database(db, wait) as database:
+    with _database(db, wait, dataset=dataset) as database:
         result = database.skipped(source=source, limit=limit, output="rows")
     _show(result, fmt)
 
@@ -297,13 +349,14 @@ def runs_list(
     ctx: typer.Context,
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
     wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
+    dataset: Optional[str] = typer.Option(None, "--dataset", help=DATASET_HELP),
     fmt: str = typer.Option("table", "--format", "-f", help=FORMAT_HELP),
 ):
     """List the runs: label, files, formats, lines, first and last ingest time."""
     if ctx.invoked_subcommand is not None:
         return
     _check_format(fmt)
-    with _database(db, wait) as database:
+    with _database(db, wait, dataset=dataset) as database:
         result = database.runs(output="rows")
     _show(result, fmt)
 
@@ -347,6 +400,7 @@ def _change_runs(db, wait, change, message) -> None:
 @app.command()
 def export(
     chrome_trace: Optional[str] = typer.Option(None, "--chrome-trace", help="Write a trace-event JSON file (.gz: compressed; '-': stdout)"),
+    parquet: Optional[str] = typer.Option(None, "--parquet", help="Append the files to a Parquet dataset directory (Hive-partitioned by run and format)"),
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
     wait: float = typer.Option(WAIT_DEFAULT, "--wait", min=0, help=WAIT_HELP),
     source: Optional[List[str]] = typer.Option(None, "--source", help=SOURCE_HELP),
@@ -359,12 +413,25 @@ def export(
     (ONEDNN_VERBOSE_TIMESTAMP=1) become one complete event per timed exec/create line.
     A failed or empty export leaves no file behind.
 
-    Example: loganalyze export --chrome-trace timeline.json.gz
+    --parquet DIR appends the chosen files to a Parquet dataset (the same tables, one
+    directory per table, partitioned by run and format; files already there are left out),
+    to read with --dataset DIR, plain DuckDB or Spark.
+
+    Examples: loganalyze export --chrome-trace timeline.json.gz;
+    loganalyze export --parquet dataset/
     """
     from .progress import LazyBar
 
+    if chrome_trace and parquet:
+        _fail("choose one export: --chrome-trace FILE or --parquet DIR")
+    if parquet:
+        with _database(db, wait) as database:
+            done = database.export_parquet(parquet, run=run, source=source)
+        typer.echo(f"wrote {parquet}: {done.added} file(s) added in {len(done.stats.files)} part file(s), "
+                   f"{done.already_there} already there", err=True)
+        return
     if not chrome_trace:
-        _fail("choose an export format: --chrome-trace FILE")
+        _fail("choose an export format: --chrome-trace FILE or --parquet DIR")
     bars: list[LazyBar] = []
 
     def progress(total: int):

@@ -12,6 +12,7 @@ import typer
 from .store import DEFAULT_DB
 
 DB_HELP = f"DuckDB file holding the runs (default: $LOGANALYZE_DB or ./{DEFAULT_DB})"
+DATASET_HELP = "Read a Parquet dataset directory (ingest --to parquet, export --parquet) instead of a database"
 SIDE_HELP = ("a run label in --db, a database file, log files (comma-separated, globs, directories; ingested "
              "into a temporary database), or @last-good / @previous / @latest")
 BY_HELP = "oneDNN item keys, comma-separated (kind, impl, prop, shape, engine, alg, dtype, mds, attrs, aux, source)"
@@ -37,17 +38,37 @@ def _targets(markdown, json_path, json_format, junit, html) -> dict[str, str]:
     return targets
 
 
+def _dataset_store(dataset: Optional[str], db: Optional[str]):
+    """The Parquet dataset of ``--dataset DIR`` opened for reading (None without it)."""
+    if dataset is None:
+        return None
+    from .dataset.layout import DatasetError
+    from .dataset.reader import DatasetStore
+
+    if db is not None:
+        _fail("choose --db or --dataset, not both")
+    try:
+        return DatasetStore(dataset)
+    except DatasetError as exc:
+        _fail(str(exc))
+
+
 def _run(command: str, baseline: str, candidate: str, db: Optional[str], by: str, family: Optional[str],
-         statistic: str, targets: dict[str, str], policy=None, record: bool = False) -> int:
+         statistic: str, targets: dict[str, str], policy=None, record: bool = False,
+         dataset: Optional[str] = None) -> int:
     """Open both sides, compare (and check), write the reports; the exit code."""
     from .compare.reports import write
     from .compare.run import CompareError, build_report
 
+    store = _dataset_store(dataset, db)
     try:
-        report = build_report(command, baseline, candidate, db_path=db, by=by, family=family, statistic=statistic,
-                              policy=policy, record=record)
+        report = build_report(command, baseline, candidate, db_path=db, store=store, by=by, family=family,
+                              statistic=statistic, policy=policy, record=record and store is None)
     except CompareError as exc:
         _fail(str(exc))
+    finally:
+        if store is not None:
+            store.close()
     try:
         write(report, targets)
     except OSError as exc:
@@ -59,6 +80,7 @@ def compare_cmd(
     baseline: str = typer.Argument(..., help=f"Baseline: {SIDE_HELP}"),
     candidate: str = typer.Argument(..., help=f"Candidate: {SIDE_HELP}"),
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+    dataset: Optional[str] = typer.Option(None, "--dataset", help=DATASET_HELP),
     by: str = typer.Option("kind", "--by", help=BY_HELP),
     family: Optional[str] = typer.Option(None, "--family", help=FAMILY_HELP),
     statistic: str = typer.Option("mean", "--statistic", help=STAT_HELP),
@@ -74,13 +96,14 @@ def compare_cmd(
     Example: loganalyze compare nightly-41 nightly-42 --db runs.duckdb --by kind,impl
     """
     targets = _targets(markdown, json_path, json_format, junit, html)
-    raise typer.Exit(_run("compare", baseline, candidate, db, by, family, statistic, targets))
+    raise typer.Exit(_run("compare", baseline, candidate, db, by, family, statistic, targets, dataset=dataset))
 
 
 def check_cmd(
     baseline: str = typer.Argument(..., help=f"Baseline: {SIDE_HELP}"),
     candidate: str = typer.Argument(..., help=f"Candidate: {SIDE_HELP}"),
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+    dataset: Optional[str] = typer.Option(None, "--dataset", help=DATASET_HELP),
     by: str = typer.Option("kind", "--by", help=BY_HELP),
     family: Optional[str] = typer.Option(None, "--family", help=FAMILY_HELP),
     policy_path: Optional[str] = typer.Option(None, "--policy", help="TOML policy file with per-item overrides (see docs/compare.md)"),
@@ -112,12 +135,14 @@ def check_cmd(
                              min_count=min_count, alpha=alpha, statistic=statistic)
     except PolicyError as exc:
         _fail(str(exc))
-    code = _run("check", baseline, candidate, db, by, family, policy.base.statistic, targets, policy, record)
+    code = _run("check", baseline, candidate, db, by, family, policy.base.statistic, targets, policy, record,
+                dataset=dataset)
     raise typer.Exit(code)
 
 
 def trend_cmd(
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+    dataset: Optional[str] = typer.Option(None, "--dataset", help=DATASET_HELP),
     by: str = typer.Option("kind", "--by", help=BY_HELP),
     family: Optional[str] = typer.Option(None, "--family", help=FAMILY_HELP),
     last: Optional[int] = typer.Option(None, "--last", help="Only the last N runs"),
@@ -145,7 +170,7 @@ def trend_cmd(
         _fail("--last must be 1 or more")
     try:
         pct = parse_percent(threshold, "--threshold")
-        store = Store(db, read_only=True)
+        store = _dataset_store(dataset, db) or Store(db, read_only=True)
     except (PolicyError, StoreError) as exc:
         _fail(str(exc))
     try:

@@ -114,6 +114,14 @@ class Store:
         return bool(self.con.execute("SELECT count(*) FROM sources WHERE size_bytes = ?", [size]).fetchone()[0])
 
 
+def finish_results(con) -> None:
+    """Finish a result ``execute()`` left partly fetched (``fetchone``): DuckDB 2 refuses a
+    relation query (``con.sql``) on the connection until it is done."""
+    complete = getattr(con, "complete", None)
+    if complete is not None:
+        complete()
+
+
 #: DuckDB's spill files in ``<db>.tmp``: ``duckdb_temp_<pid>_...``, never removed once their
 #: process was killed (DuckDB 1.x leaves them at the next open)
 _SPILL_RE = re.compile(r"duckdb_temp_(\d+)_")
