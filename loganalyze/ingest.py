@@ -179,6 +179,9 @@ def ingest_file(store: Store, path: str, options: IngestOptions | str | None = N
         return IngestResult(path, "error", f"{path}: database error: {msg}")
     except OSError as exc:
         return IngestResult(path, "error", f"{path}: cannot read: {exc.strerror or exc}")
+    except UnicodeDecodeError as exc:  # bytes that are not UTF-8 where a reader needed text
+        return IngestResult(path, "error", f"{path}: text that is not UTF-8 where the format needs it "
+                                           f"({exc.reason} at byte {exc.start}); nothing was ingested from it")
     except Exception as exc:  # a bug: still one line, and the file was rolled back
         msg = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
         return IngestResult(path, "error", f"{path}: internal error ({msg}); nothing was ingested from it")

@@ -100,6 +100,9 @@ def open_readonly(uri: str, clock: StatementClock) -> sqlite3.Connection:
     transaction; sqlite3 errors pass through for the caller to word."""
     # check_same_thread=False: DuckDB pulls the Arrow stream from its own threads
     con = sqlite3.connect(uri, uri=True, timeout=0.5, check_same_thread=False, isolation_level=None)
+    # text that is not UTF-8 (a damaged file, a hostile one) is read with replacement characters,
+    # never raised as UnicodeDecodeError in the middle of a query
+    con.text_factory = lambda raw: raw.decode("utf-8", "replace")
     try:
         if hasattr(con, "setlimit"):  # Python 3.11+
             con.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_CELL_BYTES)
