@@ -238,14 +238,14 @@ def _api(con, extra, where, params, top, names):
     rep_col = "r.name" if names in ("raw", "mangled") else base_api_name_sql("r.name")
     rep_keys = {"api": rep_col, **COMMON}
     inst = (f"SELECT {', '.join(f'{inst_keys[x]} AS {x}' for x in keys)}, "
-            f"string_agg(DISTINCT a.api, ',') AS type, {_inst_agg()} "
+            f"string_agg(DISTINCT a.api, ',' ORDER BY a.api) AS type, {_inst_agg()} "
             f"FROM gpu_api_calls a JOIN sources s USING (source_id) "
             f"WHERE a.api IN ('runtime', 'driver') AND {where} GROUP BY ALL")
     rep = (f"SELECT {', '.join(f'{rep_keys[x]} AS {x}' for x in keys)}, NULL AS type, {REP_AGG} "
            f"FROM gpu_report_rows r JOIN sources s USING (source_id) WHERE r.category = 'api' AND {where} "
            f"AND r.source_id NOT IN (SELECT DISTINCT source_id FROM gpu_api_calls) GROUP BY ALL")
     sql = _stats_sql(keys, inst, rep).replace(
-        "SELECT " + ", ".join(keys) + ", sum(n)", "SELECT " + ", ".join(keys) + ", string_agg(DISTINCT type, ',') AS type, sum(n)", 1)
+        "SELECT " + ", ".join(keys) + ", sum(n)", "SELECT " + ", ".join(keys) + ", string_agg(DISTINCT type, ',' ORDER BY type) AS type, sum(n)", 1)
     cols, rows = _run(con, sql, params + params, keys, top)
     return _reorder(cols, rows, keys + ["type"] + STAT_COLS)
 
@@ -256,14 +256,14 @@ def _nvtx(con, extra, where, params, top, names):
     inst_keys = {"nvtx": "n.text", "domain": "n.domain", **COMMON}
     rep_keys = {"nvtx": "r.name", "domain": "NULL::VARCHAR", **COMMON}
     inst = (f"SELECT {', '.join(f'{inst_keys[x]} AS {x}' for x in keys)}, "
-            f"string_agg(DISTINCT n.event_type, ',') AS style, {_inst_agg()} "
+            f"string_agg(DISTINCT n.event_type, ',' ORDER BY n.event_type) AS style, {_inst_agg()} "
             f"FROM nvtx_ranges n JOIN sources s USING (source_id) "
             f"WHERE n.event_type IN ('push_pop', 'start_end') AND {where} GROUP BY ALL")
-    rep = (f"SELECT {', '.join(f'{rep_keys[x]} AS {x}' for x in keys)}, string_agg(DISTINCT r.style, ',') AS style, "
+    rep = (f"SELECT {', '.join(f'{rep_keys[x]} AS {x}' for x in keys)}, string_agg(DISTINCT r.style, ',' ORDER BY r.style) AS style, "
            f"{REP_AGG} FROM gpu_report_rows r JOIN sources s USING (source_id) WHERE r.category = 'nvtx' AND {where} "
            f"AND r.source_id NOT IN (SELECT DISTINCT source_id FROM nvtx_ranges) GROUP BY ALL")
     sql = _stats_sql(keys, inst, rep).replace(
-        "SELECT " + ", ".join(keys) + ", sum(n)", "SELECT " + ", ".join(keys) + ", string_agg(DISTINCT style, ',') AS style, sum(n)", 1)
+        "SELECT " + ", ".join(keys) + ", sum(n)", "SELECT " + ", ".join(keys) + ", string_agg(DISTINCT style, ',' ORDER BY style) AS style, sum(n)", 1)
     cols, rows = _run(con, sql, params + params, keys, top)
     return _reorder(cols, rows, keys + ["style"] + STAT_COLS)
 
@@ -307,7 +307,7 @@ def _ops(con, extra, where, params, top, names):
                sum(duration_ns) AS t
         FROM att WHERE inst IS NOT NULL GROUP BY source_id, via, inst
     ), per_call AS (
-        SELECT {ksel}, string_agg(DISTINCT c.direction, ',') AS direction, count(*) AS calls,
+        SELECT {ksel}, string_agg(DISTINCT c.direction, ',' ORDER BY c.direction) AS direction, count(*) AS calls,
                sum(c.flops) AS flops, sum(c.bytes) AS bytes,
                sum(c.t) FILTER (WHERE c.flops IS NOT NULL) AS t_flops,
                sum(c.t) FILTER (WHERE c.bytes IS NOT NULL) AS t_bytes,
