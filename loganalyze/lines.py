@@ -55,6 +55,10 @@ class LineBatch:
     crlf: int
     #: (line_no, reason, the line's bytes) for lines blanked out of ``table``
     rejected: list[tuple[int, str, bytes]] = field(default_factory=list)
+    #: the bytes of ``table``'s lines, one after another (rejected lines blanked to "\\n")
+    data: pa.Buffer | None = None
+    #: where each line starts in ``data``, and where the last one ends (``count + 1`` values)
+    offsets: np.ndarray | None = None
 
 
 @dataclass
@@ -136,9 +140,10 @@ class _LongLine:
     def batch(self, line_no: int, cut: bool = False) -> LineBatch:
         """A batch of one emptied line (number ``line_no + 1``), rejected with its length."""
         reason = CUT_REASON if cut else f"line too long ({self.length} bytes)"
-        table = _make_batch(b"\n", line_no).table
-        return LineBatch(first_line=line_no + 1, count=1, table=table, crlf=0 if cut else self.crlf,
-                         rejected=[(line_no + 1, reason, self.head)])
+        batch = _make_batch(b"\n", line_no)
+        batch.crlf = 0 if cut else self.crlf
+        batch.rejected = [(line_no + 1, reason, self.head)]
+        return batch
 
 
 def _batches(data: bytes, line_no: int, cut: int) -> Iterator[LineBatch]:
@@ -147,31 +152,34 @@ def _batches(data: bytes, line_no: int, cut: int) -> Iterator[LineBatch]:
     if cut == 0:
         return
     ascii_only = data.isascii()
-    if data.count(b"\n", 0, cut) <= MAX_LINES_PER_BATCH:
-        yield _make_batch(data, line_no, 0, cut, ascii_only=ascii_only)
-        return
     start = 0
-    for end in _split_points(data, cut):
-        batch = _make_batch(data, line_no, start, end, ascii_only=ascii_only)
+    for end, ends in _split_points(data, cut):
+        batch = _make_batch(data, line_no, start, end, ascii_only=ascii_only, ends=ends)
         line_no += batch.count
         yield batch
         start = end
 
 
-def _split_points(data: bytes, cut: int) -> Iterator[int]:
-    """Offsets just after every :data:`MAX_LINES_PER_BATCH`-th newline of ``data[:cut]``,
-    then ``cut``; found a window at a time (no array over the whole chunk)."""
+def _split_points(data: bytes, cut: int) -> Iterator[tuple[int, np.ndarray]]:
+    """``(end, newlines)`` for each batch of ``data[:cut]``: the offset just after every
+    :data:`MAX_LINES_PER_BATCH`-th newline, then ``cut``, with the positions of the batch's
+    newlines (relative to its start).  Found a window at a time: no array over the whole
+    chunk, whatever its number of lines."""
     buf = np.frombuffer(data, dtype=np.uint8, count=cut)
-    seen = 0  # newlines before the window
+    pending: list[np.ndarray] = []  # newlines of the batch so far
+    count = start = 0
     for w in range(0, cut, _SPLIT_WINDOW):
-        ends = np.flatnonzero(buf[w:w + _SPLIT_WINDOW] == NL)
-        first = (-seen - 1) % MAX_LINES_PER_BATCH  # index in ``ends`` of the next split
-        for i in range(first, len(ends), MAX_LINES_PER_BATCH):
-            point = w + int(ends[i]) + 1
-            if point < cut:
-                yield point
-        seen += len(ends)
-    yield cut
+        ends = np.flatnonzero(buf[w:w + _SPLIT_WINDOW] == NL) + w
+        while count + len(ends) >= MAX_LINES_PER_BATCH:
+            take = MAX_LINES_PER_BATCH - count
+            pending.append(ends[:take])
+            point = int(ends[take - 1]) + 1
+            yield point, np.concatenate(pending) - start
+            start, pending, count, ends = point, [], 0, ends[take:]
+        pending.append(ends)
+        count += len(ends)
+    if count:
+        yield cut, np.concatenate(pending) - start
 
 
 def iter_lines(file: "InputFile", stats: LineStats, progress: Callable[[int], None] | None = None,
@@ -196,17 +204,19 @@ def iter_lines(file: "InputFile", stats: LineStats, progress: Callable[[int], No
 
 
 def _make_batch(data: bytes, line_no: int, start: int = 0, end: int | None = None, cut_last: bool = False,
-                ascii_only: bool | None = None) -> LineBatch:
+                ascii_only: bool | None = None, ends: np.ndarray | None = None) -> LineBatch:
     """Lines of ``data[start:end]``, which ends with a newline (no copy of the bytes); with
     ``cut_last`` the last line is rejected as cut off.  ``ascii_only``: whether ``data`` is
-    known to be ASCII (valid UTF-8: no validation pass needed)."""
+    known to be ASCII (valid UTF-8: no validation pass needed); ``ends``: the positions of
+    its newlines, when already found."""
     if ascii_only is None:
         ascii_only = data.isascii()
     end = len(data) if end is None else end
     if start or end < len(data):
         data = memoryview(data)[start:end]
     buf = np.frombuffer(data, dtype=np.uint8)
-    ends = np.flatnonzero(buf == NL)  # index of each line's '\n'
+    if ends is None:
+        ends = np.flatnonzero(buf == NL)  # index of each line's '\n'
     n = len(ends)
     offsets = np.empty(n + 1, dtype=np.int64)
     offsets[0] = 0
@@ -220,8 +230,10 @@ def _make_batch(data: bytes, line_no: int, start: int = 0, end: int | None = Non
     bad_rows = np.empty(0, dtype=np.int64)
     if ascii_only:
         text = pa.Array.from_buffers(pa.large_string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+        buffer = text.buffers()[2]
     else:
         arr = pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+        buffer = arr.buffers()[2]
         try:
             text = arr.cast(pa.large_string())
         except (pa.ArrowInvalid, UnicodeDecodeError):
@@ -255,13 +267,15 @@ def _make_batch(data: bytes, line_no: int, start: int = 0, end: int | None = Non
         offsets = np.empty(n + 1, dtype=np.int64)
         offsets[0] = 0
         offsets[1:] = ends + 1
-        arr = pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+        buffer = pa.py_buffer(data)
+        arr = pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets), buffer])
         text = arr.cast(pa.large_string())
     line_nos = pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(numbers)])
     table = pa.Table.from_arrays([line_nos, text], names=["line_no", "line"])
     if n > ROWS_PER_RECORD_BATCH:
         table = pa.Table.from_batches(table.to_batches(max_chunksize=ROWS_PER_RECORD_BATCH))
-    return LineBatch(first_line=line_no + 1, count=n, table=table, crlf=crlf, rejected=rejected)
+    return LineBatch(first_line=line_no + 1, count=n, table=table, crlf=crlf, rejected=rejected,
+                     data=buffer, offsets=offsets)
 
 
 def _invalid_utf8_rows(data, offsets: np.ndarray) -> np.ndarray:

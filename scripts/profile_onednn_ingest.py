@@ -95,7 +95,8 @@ def timed_iter(name: str, fn):
 #: (module, attribute, step name, wrapper) for every step instrumented
 STEPS = [
     (onednn, "iter_line_batches", "line batching (helper thread, overlaps the rest)", timed_iter),
-    (onednn_cut, "cut_lines", "cut_lines: polars cut of a batch", timed),
+    (onednn_cut, "cut_batch", "cut_batch: the cut of a batch (worker threads, overlapping)", timed),
+    (onednn_cut, "settle_times", "settle_times: odd times of a batch", timed),
     (onednn_cut, "keys_of", "keys_of: distinct keys of a batch", timed),
     (onednn_cut, "with_shape_ids", "with_shape_ids: DuckDB hash per distinct key", timed),
     (onednn_cut, "with_events", "with_events: shape id of each line", timed),
@@ -162,24 +163,24 @@ def stages(path: str) -> None:
                     pass
             else:
                 for lines in iter_line_batches(f, LineStats()):
-                    per_batch(lines.table)
+                    per_batch(lines)
         print(f"{name:60s} wall {time.perf_counter() - t0:6.2f} s  cpu {time.process_time() - c0:6.2f} s")
 
-    def cut(table):
-        return onednn_cut.cut_lines(con, table)
+    def cut(lines):
+        return onednn_cut.cut_lines(con, lines)
 
-    def ids(table):
-        cuts = cut(table)
+    def ids(lines):
+        cuts = cut(lines)
         return cuts, onednn_cut.with_shape_ids(con, onednn_cut.keys_of(cuts))
 
-    def insert(table):
-        cuts, keys = ids(table)
+    def insert(lines):
+        cuts, keys = ids(lines)
         _arrow = onednn_cut.event_rows(onednn_cut.with_events(cuts, keys), 1)  # noqa: F841 - read below
         con.execute("INSERT INTO ev SELECT * FROM _arrow")
 
     run("read 16 MiB chunks (with the sha256 thread)")
     run("+ line batching (numpy -> Arrow)", lambda t: None)
-    run("+ polars cut (cut_lines)", cut)
+    run("+ the cut (cut_lines)", cut)
     run("+ distinct keys and their DuckDB hash", ids)
     run("+ events into a DuckDB table", insert)
 

@@ -14,6 +14,8 @@ schema (:func:`arrow_types`), which is defined once, in ``loganalyze/schema/*.sq
 """
 from __future__ import annotations
 
+import sys
+
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Protocol, Union
 
@@ -126,10 +128,10 @@ class IngestContext:
         nums, reasons, texts = zip(*self._skipped)
         types = arrow_types(self.con, "skipped_lines")
         insert_arrow(self.con, "skipped_lines", pa.table({
-            "source_id": pa.array([self.source_id] * len(nums), types["source_id"]),
-            "line_no": pa.array(nums, types["line_no"]),
-            "reason": pa.array(reasons, types["reason"]),
-            "text": pa.array(texts, types["text"]),
+            "source_id": arrow_array([self.source_id] * len(nums), types["source_id"]),
+            "line_no": arrow_array(list(nums), types["line_no"]),
+            "reason": arrow_array(list(reasons), types["reason"]),
+            "text": arrow_array(list(texts), types["text"]),
         }))
         self._skipped.clear()
 
@@ -188,7 +190,7 @@ class RowBuffer:
 
     Given an :class:`IngestContext`, ``source_id`` is filled from it when the table has
     that column and ``columns`` does not name it.  ``select`` is passed to
-    :func:`insert_arrow` (a SELECT over ``_arrow``).
+    :func:`insert_arrow` (a SELECT over ``_arrow``).  Columns are built by :func:`arrow_array`.
     """
 
     def __init__(self, ctx_or_con: IngestContext | duckdb.DuckDBPyConnection, table: str,
@@ -228,13 +230,32 @@ class RowBuffer:
         """Insert the waiting rows."""
         if not self.count:
             return
-        arrays = {c: pa.array(v, self.types[c]) for c, v in self._cols.items()}
+        arrays = {c: arrow_array(v, self.types[c]) for c, v in self._cols.items()}
         if self.source_id is not None:
-            arrays["source_id"] = pa.array([self.source_id] * self.count, self._source_id_type)
+            arrays["source_id"] = arrow_array([self.source_id] * self.count, self._source_id_type)
         insert_arrow(self.con, self.table, pa.table(arrays), self.select)
         self.total += self.count
         self._cols = {c: [] for c in self.columns}
         self.count = 0
+
+
+def arrow_array(values: list, arrow_type: pa.DataType) -> pa.Array:
+    """``pa.array(values, arrow_type)``; built by polars when an importer has loaded it
+    (``pa.array`` of Python values imports pandas, 0.3 s, to ask whether they are pandas
+    objects), by pyarrow otherwise or where polars does not take the values as they are."""
+    pl = sys.modules.get("polars")
+    if pl is None:
+        return pa.array(values, arrow_type)
+    if pa.types.is_map(arrow_type):  # (key, value) pairs or dicts, as pa.array takes them
+        entries = [None if v is None else [{"key": k, "value": x} for k, x in (v.items() if isinstance(v, dict) else v)]
+                   for v in values]
+    else:
+        entries = values
+    try:
+        dtype = pl.from_arrow(pa.nulls(0, arrow_type)).dtype
+        return pl.Series(entries, dtype=dtype, strict=True).to_arrow().cast(arrow_type)
+    except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError, pa.ArrowException):
+        return pa.array(values, arrow_type)
 
 
 class Importer(Protocol):

@@ -4,10 +4,10 @@ How a file goes in (see docs/benchmarks.md for what each step costs):
 
 1. ``lines.iter_line_batches`` cuts the bytes into numbered lines (numpy, no Python loop),
    on a helper thread, a batch ahead.
-2. ``onednn_cut.cut_lines`` keeps the verbose lines of a batch and cuts each into its key
-   (the line without its timestamp and last field), timestamp and time, with whole-column
-   polars operations (multi-threaded); the batch's distinct keys get their shape ids
-   (DuckDB's ``hash(key)``) once each.
+2. ``onednn_cut.cut_batch`` keeps the verbose lines of a batch and cuts each into its key
+   (the line without its timestamp and last field), timestamp and time, with numpy over the
+   batch's bytes (no per-line Python), on worker threads, two batches at once; the batch's
+   distinct keys get their shape ids (DuckDB's ``hash(key)``) once each.
 3. Keys never seen before are read once by the pyparsing grammar
    (``loganalyze.grammars.onednn_verbose.parse_shape``) into a row of ``onednn_shapes``.
    When the grammar says the tail is not a time (info lines, diagnostics, untimed or
@@ -17,6 +17,8 @@ How a file goes in (see docs/benchmarks.md for what each step costs):
 """
 from __future__ import annotations
 
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from ..grammars import onednn_verbose as g
@@ -29,6 +31,9 @@ if TYPE_CHECKING:
 
 # polars (and the cut built on it) load when a oneDNN log is read, not with the importer
 # registry: other formats and the query commands do not pay for the import
+
+#: line batches cut at once, on as many worker threads
+CUT_WORKERS = 2
 
 SHAPE_COLUMNS = [
     "shape_id", "key", "marker", "version_token", "component", "operation", "op_class", "layout",
@@ -63,18 +68,25 @@ class OneDNNVerboseImporter:
 
         stats = LineStats()
         batches = prefetch(iter_line_batches(ctx.file, stats, ctx.progress))
+        # batches are cut on worker threads (numpy and polars let go of the GIL), several at
+        # once, and taken in order here
+        workers = ThreadPoolExecutor(max_workers=CUT_WORKERS, thread_name_prefix="onednn-cut")
+        cutting: deque[Future] = deque()
         try:
             for lines in batches:
                 for line_no, reason, text in lines.rejected:
                     if g.starts_with_marker(text):
                         ctx.skip(line_no, reason, text)
-                cuts = cut.cut_lines(con, lines.table)
-                if cuts.height:
-                    self._ingest_cut(ctx, cuts, known)
+                cutting.append(workers.submit(cut.cut_batch, lines))
+                if len(cutting) > CUT_WORKERS:
+                    self._take(ctx, cutting.popleft().result(), known)
+            while cutting:
+                self._take(ctx, cutting.popleft().result(), known)
         finally:
-            # stop the helper thread here, while an exception (a signal) is on its way out,
+            # stop the helper threads here, while an exception (a signal) is on its way out,
             # not later from the garbage collector, where a second signal would be
             # reported as "Exception ignored" with a traceback
+            workers.shutdown(wait=True, cancel_futures=True)
             batches.close()
         ctx.flush_skipped()
         if stats.lines == 0:
@@ -89,6 +101,14 @@ class OneDNNVerboseImporter:
         ctx.finish(stats.lines, parsed, what="verbose line", none_is_error=False)
         ctx.source.update(crlf_lines=stats.crlf, ends_with_newline=stats.ends_with_newline)
         self._describe_source(ctx)
+
+    def _take(self, ctx: IngestContext, cuts: pl.DataFrame, known: dict[int, str]) -> None:
+        """A batch's cut lines, their odd times read, into the database."""
+        from . import onednn_cut as cut
+
+        cuts = cut.settle_times(ctx.con, cuts)
+        if cuts.height:
+            self._ingest_cut(ctx, cuts, known)
 
     def _ingest_cut(self, ctx: IngestContext, cuts: pl.DataFrame, known: dict[int, str]) -> None:
         """The events of one batch's cut verbose lines into ``onednn_events``; new shapes

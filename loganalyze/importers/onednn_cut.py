@@ -1,118 +1,139 @@
-"""The per-line cut of oneDNN verbose lines, vectorised in polars (multi-threaded Rust).
+"""The per-line cut of oneDNN verbose lines: numpy over the batch's bytes, polars per key.
 
 A verbose line is ``<pre>[,<ts>],<body...>,<tail>`` where ``pre`` is the marker with its
 optional version token, ``ts`` the optional timestamp and ``tail`` the last field (a time on
 profiling lines).  The *key* of a line is the line without its timestamp and tail: lines
 with one key share one shape, which the pyparsing grammar reads once.
 
-Everything here is a whole-column operation; no Python code and no regex capture runs per
-line (captures cost ~0.4 µs a line; a capture-free match runs on a DFA at memory speed):
+No Python code, no regex and no string function runs per line.  The cut works on the
+positions of bytes in the batch's buffer (``LineBatch.data`` and ``offsets``, as
+:mod:`loganalyze.lines` cut them):
 
-- the leading fields: three anchored ``contains`` tests (the grammar's
-  ``LEADING_CUT_PATTERN``, alternative by alternative, in its leftmost-first order) and the
-  lengths of the first three comma-separated fields;
-- the last comma: ``find`` of ``,[^,]*$`` (a reverse search from the end);
-- the pieces: byte slices of the line's binary view (``str.slice`` counts characters,
-  ``find`` bytes);
-- times: polars parses the tails that are plain decimal numbers (both libraries round
-  correctly, so they agree there); any other tail goes to DuckDB's ``try_cast``, once per
-  distinct text, so what counts as a number stays DuckDB's rule;
+- which lines are verbose: their first 16 bytes against the markers (one gather);
+- commas: one pass over the bytes finds them all; each line's first three and its last
+  are found by binary search of its start and end among them;
+- the leading fields (the grammar's ``LEADING_CUT_PATTERN``: ``marker[,v<digits>][,<digits>.<digits>]``
+  followed by a comma or the line end): the bytes of the second and third fields are
+  gathered and checked as digit masks; a field too long for the gather is checked by
+  Python's ``re`` (one line in millions, if any);
+- the pieces (``pre``, ``rest``, ``tail``, ``ts``): Arrow *binary views* into the batch's
+  buffer, built from their positions (no byte is copied); polars hashes the key's two
+  pieces (to group a batch's lines by key) and parses the times;
+- times: polars parses the tails that are plain decimals (``<digits>[.<digits>]``: both
+  libraries round correctly, so they agree there); any other tail goes to DuckDB's
+  ``try_cast``, once per distinct text, so what counts as a number stays DuckDB's rule;
 - shape ids: DuckDB's ``hash(key)`` (what earlier versions stored, so databases stay
-  compatible), computed once per distinct key of the batch and joined back on polars' own
-  hash of the key's two pieces.
+  compatible), computed once per distinct key of the batch.
 
 The result is exactly what the former SQL cut gave (tests/test_onednn_speed.py compares
-the two on hostile lines).
+the two on hostile lines, random lines and a generated log).
 """
 from __future__ import annotations
 
+import re
+from typing import TYPE_CHECKING
+
 import duckdb
+import numpy as np
 import polars as pl
 import pyarrow as pa
 
 from ..grammars import onednn_verbose as g
 
-_MARKERS = "(?:" + "|".join(g.MARKERS) + ")"
-# The grammar's leading pattern, cut into its alternatives; ``\d`` is ASCII as in RE2 (the
-# engine of the former SQL cut).
-_TS = g.TIMESTAMP_PATTERN.replace(r"\d", "[0-9]")
-_VT = g.VERSION_TOKEN_PATTERN.replace(r"\d", "[0-9]")
-_AFTER = r"(?:,|\r?\n$)"
-_V_TS = f"^{_MARKERS},{_VT},{_TS}{_AFTER}"
-_V = f"^{_MARKERS},{_VT}{_AFTER}"
-_TS_ONLY = f"^{_MARKERS},{_TS}{_AFTER}"
-#: a tail polars parses to the same double as DuckDB's cast (others go to DuckDB)
-_PLAIN_NUMBER = r"^[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?$"
+if TYPE_CHECKING:
+    from ..lines import LineBatch
+
 _HASH_SEED = 0x6F6E65646E6E  # any fixed seed: polars' hash only groups a batch's lines
+#: bytes of a line's start compared with the markers
+_HEAD = 16
+#: bytes of a leading field or a tail checked by digit masks (a longer one: by ``re``)
+_FIELD = 24
+_COMMA, _NL, _CR, _DOT = ord(","), ord("\n"), ord("\r"), ord(".")
+# the grammar's leading pieces, for fields too long for the masks; ``\d`` is ASCII as in RE2
+# (the engine of the former SQL cut)
+_VT_RE = re.compile(g.VERSION_TOKEN_PATTERN.replace(r"\d", "[0-9]").encode())
+_TS_RE = re.compile(g.TIMESTAMP_PATTERN.replace(r"\d", "[0-9]").encode())
+_PLAIN_RE = re.compile(rb"[0-9]+(?:\.[0-9]*)?")
 
 #: columns of :func:`cut_lines`
 CUT_COLUMNS = ["line_no", "pre", "rest", "ts_ms", "tail", "time_ms", "key_hash"]
 
 
-def _is_verbose(line: pl.Expr) -> pl.Expr:
-    """``marker,`` at the start, or a line that is only a marker (the former SQL filter)."""
-    starts = [line.str.starts_with(m + ",") for m in g.MARKERS]
-    alone = line.is_in([m + end for m in g.MARKERS for end in ("\n", "\r\n")])
-    return pl.any_horizontal(*starts, alone)
+def cut_lines(con: duckdb.DuckDBPyConnection, lines: LineBatch | pa.Table) -> pl.DataFrame:
+    """The verbose lines of a line batch (a :class:`~loganalyze.lines.LineBatch`, or a table
+    of ``line_no`` and ``line`` with its line end), cut: :func:`cut_batch`, then
+    :func:`settle_times`."""
+    return settle_times(con, cut_batch(lines))
 
 
-def cut_lines(con: duckdb.DuckDBPyConnection, table: pa.Table) -> pl.DataFrame:
-    """The verbose lines of a line batch (``line_no``, ``line`` with its line end), cut.
+def cut_batch(lines: LineBatch | pa.Table) -> pl.DataFrame:
+    """The verbose lines of a line batch, cut, their times read where they are plain decimal
+    numbers (no database: this runs on worker threads, several batches at once).
 
     Columns: ``line_no``; ``pre`` and ``rest`` (binary: the key is ``pre || rest``);
     ``ts_ms`` (the timestamp, or null); ``tail`` (the last field's text, or null when the
     line has no field after its leading ones); ``time_ms`` (``tail`` as a finite number, as
     DuckDB's ``try_cast`` reads it, or null); ``key_hash`` (polars' hash of the key, to
-    group lines by key).
+    group lines by key); ``odd`` (a tail left to :func:`settle_times`).
     """
-    frame = pl.from_arrow(table)
-    line = pl.col("line")
-    verbose = frame.lazy().filter(_is_verbose(line)).select("line_no", body=line)
-    # the first three fields; a last one keeps the line end, which only a version token or
-    # a timestamp (no \r or \n in either) is read without
-    fields = pl.col("body").str.splitn(",", 4)
-    f1 = fields.struct.field("field_0").str.strip_chars_end("\r\n").str.len_bytes().cast(pl.Int64)
-    f2 = fields.struct.field("field_1").str.strip_chars_end("\r\n")
-    f3 = fields.struct.field("field_2").str.strip_chars_end("\r\n")
-    cut = (
-        verbose.with_columns(
-            has_v=pl.col("body").str.contains(_V),  # (every _V_TS line matches _V)
-            has_ts_v=pl.col("body").str.contains(_V_TS),
-            has_ts_bare=pl.col("body").str.contains(_TS_ONLY),
-            f1=f1, f2=f2, f3=f3,
-            last_comma=pl.col("body").str.find(",[^,]*$").cast(pl.Int64),
-            raw=pl.col("body").cast(pl.Binary),
-            end=pl.col("body").str.len_bytes().cast(pl.Int64)
-            - pl.when(pl.col("body").str.ends_with("\r\n")).then(2).otherwise(1),
-        )
-        .with_columns(
-            ts=pl.when("has_v").then(pl.when("has_ts_v").then("f3"))
-            .otherwise(pl.when("has_ts_bare").then("f2")),
-            pre_len=pl.when("has_v").then(pl.col("f1") + 1 + pl.col("f2").str.len_bytes().cast(pl.Int64))
-            .otherwise("f1"),
-        )
-        .with_columns(at=pl.col("pre_len") + (pl.col("ts").str.len_bytes().cast(pl.Int64) + 1).fill_null(0))
-        .with_columns(has_tail=pl.col("last_comma").fill_null(-1) >= pl.col("at"))
-        .select(
-            "line_no",
-            pre=pl.col("raw").bin.slice(0, pl.col("pre_len")),
-            rest=pl.when("has_tail").then(pl.col("raw").bin.slice(pl.col("at"), pl.col("last_comma") - pl.col("at")))
-            .otherwise(pl.lit(b"", pl.Binary)),
-            ts_ms=pl.col("ts").cast(pl.Float64),
-            tail=pl.when("has_tail")
-            .then(pl.col("raw").bin.slice(pl.col("last_comma") + 1, pl.col("end") - pl.col("last_comma") - 1))
-            .cast(pl.String),
-        )
-        .with_columns(key_hash=pl.struct("pre", "rest").hash(_HASH_SEED))
-        .with_columns(
-            plain=pl.col("tail").str.contains(_PLAIN_NUMBER),
-        )
-        .with_columns(
-            time_ms=pl.when("plain").then(pl.col("tail").cast(pl.Float64, strict=False)),
-        )
-        .collect()
-    )
-    odd = cut.lazy().filter(pl.col("tail").is_not_null() & ~pl.col("plain")).select("tail").unique().collect()
+    buffer, offsets, line_nos = _buffers(lines)
+    data = np.frombuffer(buffer, dtype=np.uint8) if buffer.size else np.zeros(0, np.uint8)
+    starts, ends = offsets[:-1], offsets[1:] - 1  # ends: each line's "\n"
+    verbose = np.flatnonzero(_is_verbose(data, starts, ends - starts + 1))
+    if len(verbose) == 0:
+        return pl.DataFrame(schema={"line_no": pl.Int64, "pre": pl.Binary, "rest": pl.Binary, "ts_ms": pl.Float64,
+                                    "tail": pl.String, "time_ms": pl.Float64, "key_hash": pl.UInt64,
+                                    "odd": pl.Boolean})
+    s, e = starts[verbose], ends[verbose]
+    commas = np.flatnonzero(data[offsets[0]:offsets[-1]] == _COMMA) + offsets[0]
+    padded = np.concatenate([commas, np.full(3, offsets[-1], np.int64)])  # (past the batch: never read)
+    first, past = np.searchsorted(commas, s), np.searchsorted(commas, e)
+    count = past - first
+    c1, c2, c3 = padded[first], padded[first + 1], padded[first + 2]
+    last = padded[np.maximum(past - 1, 0)]
+    crlf = (e > s) & (data[np.maximum(e - 1, 0)] == _CR)
+    eol = e - crlf  # where the text before the line end ends
+    f1_end = np.where(count >= 1, c1, eol)
+    f2_end = np.where(count >= 2, c2, eol)
+    f3_end = np.where(count >= 3, c3, eol)
+    field1 = count >= 1
+    has_v = field1 & _fullmatch(data, c1 + 1, f2_end, _VT_RE, _is_version_token, field1)
+    field2 = has_v & (count >= 2)
+    ts_on_v = field2 & _fullmatch(data, c2 + 1, f3_end, _TS_RE, _is_timestamp, field2)
+    ts_bare = field1 & ~has_v & _fullmatch(data, c1 + 1, f2_end, _TS_RE, _is_timestamp, field1 & ~has_v)
+    has_ts = ts_on_v | ts_bare
+    pre_end = np.where(has_v, f2_end, f1_end)
+    ts_start = np.where(ts_on_v, c2 + 1, c1 + 1)
+    ts_end = np.where(ts_on_v, f3_end, f2_end)
+    at = np.where(has_ts, ts_end, pre_end)
+    has_tail = (count >= 1) & (last >= at)
+    tail_start = np.where(has_tail, last + 1, s)
+    tail_len = np.where(has_tail, eol - last - 1, 0)
+    plain = has_tail & _fullmatch(data, tail_start, tail_start + tail_len, _PLAIN_RE, _is_plain_number, has_tail)
+    frame = pl.DataFrame({
+        "line_no": line_nos[verbose],
+        "pre": _views(data, buffer, s, pre_end - s),
+        "rest": _views(data, buffer, np.where(has_tail, at, s), np.where(has_tail, last - at, 0)),
+        "ts": _views(data, buffer, np.where(has_ts, ts_start, s), np.where(has_ts, ts_end - ts_start, 0)),
+        "tail": _views(data, buffer, tail_start, tail_len),
+        "has_ts": has_ts, "has_tail": has_tail, "plain": plain,
+    })
+    cut = frame.lazy().select(
+        "line_no", "pre", "rest",
+        ts_ms=pl.when("has_ts").then(pl.col("ts").cast(pl.String).cast(pl.Float64)),
+        tail=pl.when("has_tail").then(pl.col("tail").cast(pl.String)),
+        time_ms=pl.when("plain").then(pl.col("tail").cast(pl.String).cast(pl.Float64)),
+        key_hash=pl.col("rest").hash(_HASH_SEED).xor(pl.col("pre").hash(_HASH_SEED + 1)),
+        odd=pl.col("has_tail") & ~pl.col("plain"),
+    ).collect()
+    return cut
+
+
+def settle_times(con: duckdb.DuckDBPyConnection, cut: pl.DataFrame) -> pl.DataFrame:
+    """A cut (from :func:`cut_batch`) with the times of its other tails read by DuckDB's
+    ``try_cast``, once per distinct text, and only finite times kept: the columns of
+    :data:`CUT_COLUMNS`."""
+    odd = cut.lazy().filter("odd").select("tail").unique().collect()
     if odd.height:
         odd_arrow = odd.to_arrow()  # noqa: F841 - read by the SQL below
         read = pl.from_arrow(con.sql("SELECT tail, try_cast(tail AS DOUBLE) AS odd_ms FROM odd_arrow").to_arrow_table())
@@ -121,6 +142,148 @@ def cut_lines(con: duckdb.DuckDBPyConnection, table: pa.Table) -> pl.DataFrame:
         )
     finite = pl.when(pl.col("time_ms").is_finite()).then("time_ms")
     return cut.select("line_no", "pre", "rest", "ts_ms", "tail", finite.alias("time_ms"), "key_hash")
+
+
+def _buffers(lines: LineBatch | pa.Table) -> tuple[pa.Buffer, np.ndarray, np.ndarray]:
+    """The bytes, the line offsets (one past each line's "\\n") and the line numbers of a batch."""
+    if not isinstance(lines, pa.Table):
+        return lines.data, lines.offsets, np.arange(lines.first_line, lines.first_line + lines.count, dtype=np.int64)
+    text = lines.column("line").combine_chunks().cast(pa.large_binary())
+    _, offsets, data = text.buffers()
+    offsets = np.frombuffer(offsets, dtype=np.int64)[text.offset:text.offset + len(text) + 1]
+    return data if data is not None else pa.py_buffer(b""), offsets, lines.column("line_no").to_numpy()
+
+
+def _gather(data: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
+    """The ``width`` bytes from each of ``starts`` (zeros past the end of ``data``)."""
+    if len(data) < width:
+        data = np.concatenate([data, np.zeros(width, dtype=np.uint8)])
+    last = len(data) - width
+    windows = np.lib.stride_tricks.as_strided(data, shape=(last + 1, width), strides=(1, 1))
+    out = windows[np.minimum(starts, last)]
+    for i in np.flatnonzero(starts > last):  # the few starts within ``width`` of the end
+        piece = data[starts[i]:starts[i] + width]
+        out[i] = 0
+        out[i, :len(piece)] = piece
+    return out
+
+
+def _is_verbose(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """``marker,`` at the start, or a line that is only a marker and its line end."""
+    head = _gather(data, starts, _HEAD).view("<u8")  # two 8-byte words a line
+    verbose = np.zeros(len(starts), dtype=bool)
+    for marker in g.MARKERS:
+        for tail, length in ((",", None), ("\n", len(marker) + 1), ("\r\n", len(marker) + 2)):
+            want, mask = _prefix_words(marker + tail)
+            found = ((head[:, 0] & mask[0]) == want[0]) & ((head[:, 1] & mask[1]) == want[1])
+            verbose |= found if length is None else found & (lengths == length)
+    return verbose
+
+
+def _prefix_words(prefix: str) -> tuple[np.ndarray, np.ndarray]:
+    """``prefix`` (at most 16 bytes) as two little-endian 8-byte words, and the masks of its bytes."""
+    raw = prefix.encode()
+    want = np.frombuffer(raw.ljust(_HEAD, b"\0"), dtype="<u8")
+    mask = np.frombuffer((b"\xff" * len(raw)).ljust(_HEAD, b"\0"), dtype="<u8")
+    return want, mask
+
+
+def _fullmatch(data: np.ndarray, start: np.ndarray, end: np.ndarray, pattern: re.Pattern, check, where: np.ndarray
+               ) -> np.ndarray:
+    """Whether each field ``data[start:end]`` (for the rows of ``where``) is all ``pattern``:
+    ``check`` on the gathered bytes, ``pattern`` for a field longer than the gather."""
+    length = end - start
+    result = np.zeros(len(start), dtype=bool)
+    rows = np.flatnonzero(where & (length <= _FIELD))
+    if len(rows):
+        field = _gather(data, start[rows], _FIELD)
+        result[rows] = check(field, length[rows])
+    for i in np.flatnonzero(where & (length > _FIELD)):
+        result[i] = pattern.fullmatch(data[start[i]:end[i]].tobytes()) is not None
+    return result
+
+
+_POS = np.arange(_FIELD)
+_WORDS = _FIELD // 8
+#: per field length (0 to _FIELD): a 1 in each byte inside the field, as 8-byte words
+_INSIDE = (_POS[None, :] < np.arange(_FIELD + 1)[:, None]).astype(np.uint8).view("<u8")
+_FIRST = np.frombuffer(b"\x01".ljust(_FIELD, b"\0"), dtype="<u8")
+_BYTE_SUM = np.uint64(0x0101010101010101)
+
+
+def _classes(field: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For fields of at most ``_FIELD`` bytes: which of their bytes are inside the field,
+    ASCII digits and dots, as 8-byte words of one 0/1 byte per field byte."""
+    inside = _INSIDE[length]
+    digit = ((field >= ord("0")) & (field <= ord("9"))).view(np.uint8).view("<u8") & inside
+    dot = (field == _DOT).view(np.uint8).view("<u8") & inside
+    return inside, digit, dot
+
+
+def _all_equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    ok = a[:, 0] == b[:, 0]
+    for w in range(1, _WORDS):
+        ok &= a[:, w] == b[:, w]
+    return ok
+
+
+def _count(flags: np.ndarray) -> np.ndarray:
+    """How many of a field's bytes are flagged (0/1 bytes in 8-byte words)."""
+    total = (flags[:, 0] * _BYTE_SUM) >> np.uint64(56)
+    for w in range(1, _WORDS):
+        total += (flags[:, w] * _BYTE_SUM) >> np.uint64(56)
+    return total
+
+
+def _is_version_token(field: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """``v<digits>``."""
+    inside, digit, _ = _classes(field, length)
+    return (length >= 2) & (field[:, 0] == ord("v")) & _all_equal(digit | (_FIRST & inside), inside)
+
+
+def _is_timestamp(field: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """``<digits>.[<digits>]``."""
+    inside, digit, dot = _classes(field, length)
+    return (length >= 2) & (digit[:, 0] & 1 == 1) & _all_equal(digit | dot, inside) & (_count(dot) == 1)
+
+
+def _is_plain_number(field: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """``<digits>[.[<digits>]]``."""
+    inside, digit, dot = _classes(field, length)
+    return (length >= 1) & (digit[:, 0] & 1 == 1) & _all_equal(digit | dot, inside) & (_count(dot) <= 1)
+
+
+#: per length 0 to 8: a mask of that many low bytes of an 8-byte word
+_LOW_BYTES = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
+
+
+def _words(data: np.ndarray, starts: np.ndarray, step: int) -> np.ndarray:
+    """The 8 bytes at each of ``starts`` as a little-endian word (read in place, unaligned;
+    zeros past the end of ``data``)."""
+    last = len(data) - 8
+    if last < 0:
+        return _gather(data, starts, 8).view("<u8")[:, 0].copy()
+    words = np.ndarray(shape=(last + 1,), dtype="<u8", buffer=data, strides=(step,))
+    out = words[np.minimum(starts, last)]
+    for i in np.flatnonzero(starts > last):
+        out[i] = int.from_bytes(data[starts[i]:starts[i] + 8].tobytes(), "little")
+    return out
+
+
+def _views(data: np.ndarray, buffer: pa.Buffer, start: np.ndarray, length: np.ndarray) -> pl.Series:
+    """``data[start:start + length]`` for every row, as a polars binary column whose values
+    point into ``buffer`` (Arrow binary views: 16 bytes a value, the value itself when it
+    has at most 12 bytes, else its first 4 bytes and its offset)."""
+    n = len(start)
+    length = length.astype(np.uint64)
+    head = _words(data, start, 1) & _LOW_BYTES[np.minimum(length, 8)]
+    more = _words(data, start + 8, 1) & _LOW_BYTES[np.clip(length, 8, 12) - 8]  # bytes 8 to 11
+    views = np.empty((n, 2), dtype="<u8")
+    views[:, 0] = length | (head << np.uint64(32))
+    views[:, 1] = np.where(length <= 12, (head >> np.uint64(32)) | (more << np.uint64(32)),
+                           start.astype(np.uint64) << np.uint64(32))  # buffer 0, offset
+    array = pa.Array.from_buffers(pa.binary_view(), n, [None, pa.py_buffer(views), buffer])
+    return pl.Series(array)
 
 
 def key_text() -> pl.Expr:
