@@ -58,7 +58,13 @@ class OneDNNVerboseImporter:
         return 0
 
     def ingest(self, ctx: IngestContext) -> None:
+        import polars as pl
+
         con = ctx.con
+        #: shape ids of the keys seen in this file, by polars' hash of the key
+        self._ids = pl.DataFrame(schema={"key_hash": pl.UInt64, "shape_id": pl.UInt64})
+        #: ``known`` as a frame (None: to be made again)
+        self._status: pl.DataFrame | None = None
         # shape_id -> "ok" (a complete timed shape), "rekey" (read the line whole),
         # "whole" (a whole-line shape) or "bad" (a whole line the grammar rejects)
         known: dict[int, str] = {}
@@ -102,6 +108,21 @@ class OneDNNVerboseImporter:
         ctx.source.update(crlf_lines=stats.crlf, ends_with_newline=stats.ends_with_newline)
         self._describe_source(ctx)
 
+    def _with_shape_ids(self, ctx: IngestContext, keys: pl.DataFrame) -> pl.DataFrame:
+        """``keys`` with their shape ids: DuckDB's ``hash(key)`` for keys not seen before in
+        this file, the ids found before for the others."""
+        import polars as pl
+
+        from . import onednn_cut as cut
+
+        keys = keys.join(self._ids, on="key_hash", how="left")
+        fresh = keys.filter(pl.col("shape_id").is_null())
+        if fresh.height:
+            found = cut.with_shape_ids(ctx.con, fresh.drop("shape_id"))
+            self._ids = pl.concat([self._ids, found.select("key_hash", "shape_id")])
+            keys = pl.concat([keys.filter(pl.col("shape_id").is_not_null()), found.select(keys.columns)])
+        return keys
+
     def _take(self, ctx: IngestContext, cuts: pl.DataFrame, known: dict[int, str]) -> None:
         """A batch's cut lines, their odd times read, into the database."""
         from . import onednn_cut as cut
@@ -117,15 +138,18 @@ class OneDNNVerboseImporter:
 
         from . import onednn_cut as cut
 
-        keys = cut.with_shape_ids(ctx.con, cut.keys_of(cuts))
+        keys = self._with_shape_ids(ctx, cut.keys_of(cuts))
         new = keys.filter(~pl.col("shape_id").is_in(list(known)))
         if new.height:
             self._parse_new_keys(ctx, new, known)
+            self._status = None
         events = cut.with_events(cuts, keys)
-        status = pl.DataFrame(
-            {"shape_id": list(known), "status": list(known.values())},
-            schema={"shape_id": pl.UInt64, "status": pl.String},
-        )
+        if self._status is None:
+            self._status = pl.DataFrame(
+                {"shape_id": list(known), "status": list(known.values())},
+                schema={"shape_id": pl.UInt64, "status": pl.String},
+            )
+        status = self._status
         batch_status = keys.join(status, on="shape_id", how="left")
         if batch_status.filter((pl.col("status") == "ok") & pl.col("untimed")).height:
             events = self._skip_bad_times(ctx, events, batch_status)
@@ -184,6 +208,7 @@ class OneDNNVerboseImporter:
                 known[h2] = "bad"
                 self.bad_reason[h2] = shape.reason
         self._insert_shapes(ctx.con, shapes)
+        self._status = None
         bad_ids = [h for h in whole["whole_id"].unique() if known[h] == "bad"]
         bad = whole.filter(pl.col("whole_id").is_in(bad_ids)).sort("line_no")
         for line_no, h2, text in bad.select("line_no", "whole_id", "whole").iter_rows():
@@ -255,26 +280,35 @@ class OneDNNVerboseImporter:
         ctx.source["isa"] = "; ".join(dict.fromkeys(isas)) or None
         ctx.source["runtime"] = "; ".join(dict.fromkeys(runtimes)) or None
         ctx.source["segments"] = len([s for s in segments if s["library_version"]]) or 1
-        ctx.source["dialect"] = self._dialect(con, sid)
-        kinds = con.execute(
-            """SELECT count(*) FILTER (WHERE s.op_class IN ('exec', 'create', 'create_nested'))
-               FROM onednn_events e JOIN onednn_shapes s USING (shape_id) WHERE e.source_id = ?""",
+        # lines and timestamps per shape: one scan of the file's events for what follows
+        con.execute(
+            """CREATE OR REPLACE TEMP TABLE _onednn_per_shape AS
+               SELECT shape_id, count(*) AS n, bool_or(ts_ms IS NOT NULL) AS ts
+               FROM onednn_events WHERE source_id = ? GROUP BY shape_id""",
             [sid],
-        ).fetchone()[0]
+        )
+        try:
+            ctx.source["dialect"] = self._dialect(con)
+            kinds = con.execute(
+                """SELECT coalesce(sum(p.n) FILTER (WHERE s.op_class IN ('exec', 'create', 'create_nested')), 0)
+                   FROM _onednn_per_shape p JOIN onednn_shapes s USING (shape_id)"""
+            ).fetchone()[0]
+        finally:
+            con.execute("DROP TABLE IF EXISTS temp._onednn_per_shape")
         if kinds == 0:
             ctx.warnings.append(
                 f"{ctx.file.path}: no primitive exec/create lines (only headers or diagnostics)"
             )
 
     @staticmethod
-    def _dialect(con, sid) -> str:
-        """Generations seen, from the profiling lines (from every line when there are none)."""
+    def _dialect(con) -> str:
+        """Generations seen, from the profiling lines (from every line when there are none);
+        read from the file's lines per shape (``_onednn_per_shape``)."""
         rows = con.execute(
             """SELECT s.marker, s.version_token, s.component <> '' AS has_component, s.layout,
-                      bool_or(e.ts_ms IS NOT NULL) AS ts, count(*), s.layout <> '' AS profiling
-               FROM onednn_events e JOIN onednn_shapes s USING (shape_id)
-               WHERE e.source_id = ? GROUP BY ALL ORDER BY 6 DESC""",
-            [sid],
+                      bool_or(p.ts) AS ts, sum(p.n), s.layout <> '' AS profiling
+               FROM _onednn_per_shape p JOIN onednn_shapes s USING (shape_id)
+               GROUP BY ALL ORDER BY 6 DESC"""
         ).fetchall()
         if any(r[6] for r in rows):
             rows = [r for r in rows if r[6]]

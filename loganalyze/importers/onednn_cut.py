@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 _HASH_SEED = 0x6F6E65646E6E  # any fixed seed: polars' hash only groups a batch's lines
 #: bytes of a line's start compared with the markers
 _HEAD = 16
-#: bytes of a leading field or a tail checked by digit masks (a longer one: by ``re``)
+#: most bytes of a leading field or a tail checked by digit masks (a longer one: by ``re``)
 _FIELD = 24
 _COMMA, _NL, _CR, _DOT = ord(","), ord("\n"), ord("\r"), ord(".")
 # the grammar's leading pieces, for fields too long for the masks; ``\d`` is ASCII as in RE2
@@ -79,12 +79,13 @@ def cut_batch(lines: LineBatch | pa.Table) -> pl.DataFrame:
     buffer, offsets, line_nos = _buffers(lines)
     data = np.frombuffer(buffer, dtype=np.uint8) if buffer.size else np.zeros(0, np.uint8)
     starts, ends = offsets[:-1], offsets[1:] - 1  # ends: each line's "\n"
-    verbose = np.flatnonzero(_is_verbose(data, starts, ends - starts + 1))
+    head = _words(data, starts, 2)
+    verbose = np.flatnonzero(_is_verbose(head, ends - starts + 1))
     if len(verbose) == 0:
         return pl.DataFrame(schema={"line_no": pl.Int64, "pre": pl.Binary, "rest": pl.Binary, "ts_ms": pl.Float64,
                                     "tail": pl.String, "time_ms": pl.Float64, "key_hash": pl.UInt64,
                                     "odd": pl.Boolean})
-    s, e = starts[verbose], ends[verbose]
+    s, e, head = starts[verbose], ends[verbose], head[verbose]
     commas = np.flatnonzero(data[offsets[0]:offsets[-1]] == _COMMA) + offsets[0]
     padded = np.concatenate([commas, np.full(3, offsets[-1], np.int64)])  # (past the batch: never read)
     first, past = np.searchsorted(commas, s), np.searchsorted(commas, e)
@@ -97,10 +98,14 @@ def cut_batch(lines: LineBatch | pa.Table) -> pl.DataFrame:
     f2_end = np.where(count >= 2, c2, eol)
     f3_end = np.where(count >= 3, c3, eol)
     field1 = count >= 1
-    has_v = field1 & _fullmatch(data, c1 + 1, f2_end, _VT_RE, _is_version_token, field1)
+    has_v, _ = _fullmatch(data, c1 + 1, f2_end, _VT_RE, _is_version_token, field1, 1)
     field2 = has_v & (count >= 2)
-    ts_on_v = field2 & _fullmatch(data, c2 + 1, f3_end, _TS_RE, _is_timestamp, field2)
-    ts_bare = field1 & ~has_v & _fullmatch(data, c1 + 1, f2_end, _TS_RE, _is_timestamp, field1 & ~has_v)
+    ts_on_v, ts_words = _fullmatch(data, c2 + 1, f3_end, _TS_RE, _is_timestamp, field2, 3)
+    bare = field1 & ~has_v
+    ts_bare = np.zeros(len(s), dtype=bool)
+    if bare.any():  # (older logs: a timestamp without a version token)
+        ts_bare, bare_words = _fullmatch(data, c1 + 1, f2_end, _TS_RE, _is_timestamp, bare, 3)
+        ts_words = np.where(ts_bare[:, None], bare_words, ts_words)
     has_ts = ts_on_v | ts_bare
     pre_end = np.where(has_v, f2_end, f1_end)
     ts_start = np.where(ts_on_v, c2 + 1, c1 + 1)
@@ -109,13 +114,15 @@ def cut_batch(lines: LineBatch | pa.Table) -> pl.DataFrame:
     has_tail = (count >= 1) & (last >= at)
     tail_start = np.where(has_tail, last + 1, s)
     tail_len = np.where(has_tail, eol - last - 1, 0)
-    plain = has_tail & _fullmatch(data, tail_start, tail_start + tail_len, _PLAIN_RE, _is_plain_number, has_tail)
+    plain, tail_words = _fullmatch(data, tail_start, tail_start + tail_len, _PLAIN_RE, _is_plain_number,
+                                   has_tail, 2)
+    rest_start = np.where(has_tail, at, s)
     frame = pl.DataFrame({
         "line_no": line_nos[verbose],
-        "pre": _views(data, buffer, s, pre_end - s),
-        "rest": _views(data, buffer, np.where(has_tail, at, s), np.where(has_tail, last - at, 0)),
-        "ts": _views(data, buffer, np.where(has_ts, ts_start, s), np.where(has_ts, ts_end - ts_start, 0)),
-        "tail": _views(data, buffer, tail_start, tail_len),
+        "pre": _views(buffer, s, pre_end - s, head),
+        "rest": _views(buffer, rest_start, np.where(has_tail, last - at, 0), _words(data, rest_start, 2)),
+        "ts": _views(buffer, ts_start, np.where(has_ts, ts_end - ts_start, 0), ts_words),
+        "tail": _views(buffer, tail_start, tail_len, tail_words),
         "has_ts": has_ts, "has_tail": has_tail, "plain": plain,
     })
     cut = frame.lazy().select(
@@ -133,8 +140,8 @@ def settle_times(con: duckdb.DuckDBPyConnection, cut: pl.DataFrame) -> pl.DataFr
     """A cut (from :func:`cut_batch`) with the times of its other tails read by DuckDB's
     ``try_cast``, once per distinct text, and only finite times kept: the columns of
     :data:`CUT_COLUMNS`."""
-    odd = cut.lazy().filter("odd").select("tail").unique().collect()
-    if odd.height:
+    odd = cut.lazy().filter("odd").select("tail").unique().collect() if cut["odd"].any() else None
+    if odd is not None and odd.height:
         odd_arrow = odd.to_arrow()  # noqa: F841 - read by the SQL below
         read = pl.from_arrow(con.sql("SELECT tail, try_cast(tail AS DOUBLE) AS odd_ms FROM odd_arrow").to_arrow_table())
         cut = cut.join(read, on="tail", how="left", maintain_order="left").with_columns(
@@ -154,24 +161,25 @@ def _buffers(lines: LineBatch | pa.Table) -> tuple[pa.Buffer, np.ndarray, np.nda
     return data if data is not None else pa.py_buffer(b""), offsets, lines.column("line_no").to_numpy()
 
 
-def _gather(data: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
-    """The ``width`` bytes from each of ``starts`` (zeros past the end of ``data``)."""
-    if len(data) < width:
-        data = np.concatenate([data, np.zeros(width, dtype=np.uint8)])
-    last = len(data) - width
-    windows = np.lib.stride_tricks.as_strided(data, shape=(last + 1, width), strides=(1, 1))
-    out = windows[np.minimum(starts, last)]
-    for i in np.flatnonzero(starts > last):  # the few starts within ``width`` of the end
-        piece = data[starts[i]:starts[i] + width]
-        out[i] = 0
-        out[i, :len(piece)] = piece
+def _words(data: np.ndarray, starts: np.ndarray, count: int) -> np.ndarray:
+    """The ``8 * count`` bytes from each of ``starts``, as ``count`` little-endian 8-byte
+    words a row (read in place, unaligned; zeros past the end of ``data``)."""
+    last = len(data) - 8
+    out = np.zeros((len(starts), count), dtype="<u8")
+    if last >= 0:
+        words = np.ndarray(shape=(last + 1,), dtype="<u8", buffer=data, strides=(1,))
+        for k in range(count):
+            out[:, k] = words[np.minimum(starts + 8 * k, last)]
+    for i in np.flatnonzero(starts + 8 * count > last + 8):  # the few rows reaching the end
+        piece = data[max(starts[i], 0):starts[i] + 8 * count].tobytes().ljust(8 * count, b"\0")
+        out[i] = np.frombuffer(piece, dtype="<u8")
     return out
 
 
-def _is_verbose(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """``marker,`` at the start, or a line that is only a marker and its line end."""
-    head = _gather(data, starts, _HEAD).view("<u8")  # two 8-byte words a line
-    verbose = np.zeros(len(starts), dtype=bool)
+def _is_verbose(head: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """``marker,`` at the start, or a line that is only a marker and its line end (``head``:
+    the first two words of each line)."""
+    verbose = np.zeros(len(head), dtype=bool)
     for marker in g.MARKERS:
         for tail, length in ((",", None), ("\n", len(marker) + 1), ("\r\n", len(marker) + 2)):
             want, mask = _prefix_words(marker + tail)
@@ -188,33 +196,31 @@ def _prefix_words(prefix: str) -> tuple[np.ndarray, np.ndarray]:
     return want, mask
 
 
-def _fullmatch(data: np.ndarray, start: np.ndarray, end: np.ndarray, pattern: re.Pattern, check, where: np.ndarray
-               ) -> np.ndarray:
-    """Whether each field ``data[start:end]`` (for the rows of ``where``) is all ``pattern``:
-    ``check`` on the gathered bytes, ``pattern`` for a field longer than the gather."""
-    length = end - start
-    result = np.zeros(len(start), dtype=bool)
-    rows = np.flatnonzero(where & (length <= _FIELD))
-    if len(rows):
-        field = _gather(data, start[rows], _FIELD)
-        result[rows] = check(field, length[rows])
-    for i in np.flatnonzero(where & (length > _FIELD)):
+def _fullmatch(data: np.ndarray, start: np.ndarray, end: np.ndarray, pattern: re.Pattern, check,
+               where: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """Whether each field ``data[start:end]`` (for the rows of ``where``) is all ``pattern``
+    (``check`` on its first ``count`` words, ``pattern`` for a longer field), and those words."""
+    length = np.where(where, end - start, 0)
+    words = _words(data, np.where(where, start, 0), count)
+    short = length <= 8 * count
+    result = where & short & check(words.view(np.uint8), np.minimum(length, 8 * count), count)
+    for i in np.flatnonzero(where & ~short):
         result[i] = pattern.fullmatch(data[start[i]:end[i]].tobytes()) is not None
-    return result
+    return result, words
 
 
 _POS = np.arange(_FIELD)
-_WORDS = _FIELD // 8
 #: per field length (0 to _FIELD): a 1 in each byte inside the field, as 8-byte words
 _INSIDE = (_POS[None, :] < np.arange(_FIELD + 1)[:, None]).astype(np.uint8).view("<u8")
-_FIRST = np.frombuffer(b"\x01".ljust(_FIELD, b"\0"), dtype="<u8")
+_FIRST = np.frombuffer(b"\x01".ljust(8, b"\0"), dtype="<u8")[0]
 _BYTE_SUM = np.uint64(0x0101010101010101)
 
 
-def _classes(field: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For fields of at most ``_FIELD`` bytes: which of their bytes are inside the field,
-    ASCII digits and dots, as 8-byte words of one 0/1 byte per field byte."""
-    inside = _INSIDE[length]
+def _classes(field: np.ndarray, length: np.ndarray, count: int
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For fields of at most ``8 * count`` bytes: which of their bytes are inside the field,
+    ASCII digits and dots, as ``count`` 8-byte words of one 0/1 byte per field byte."""
+    inside = _INSIDE[length, :count]
     digit = ((field >= ord("0")) & (field <= ord("9"))).view(np.uint8).view("<u8") & inside
     dot = (field == _DOT).view(np.uint8).view("<u8") & inside
     return inside, digit, dot
@@ -222,7 +228,7 @@ def _classes(field: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 def _all_equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     ok = a[:, 0] == b[:, 0]
-    for w in range(1, _WORDS):
+    for w in range(1, a.shape[1]):
         ok &= a[:, w] == b[:, w]
     return ok
 
@@ -230,26 +236,27 @@ def _all_equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def _count(flags: np.ndarray) -> np.ndarray:
     """How many of a field's bytes are flagged (0/1 bytes in 8-byte words)."""
     total = (flags[:, 0] * _BYTE_SUM) >> np.uint64(56)
-    for w in range(1, _WORDS):
+    for w in range(1, flags.shape[1]):
         total += (flags[:, w] * _BYTE_SUM) >> np.uint64(56)
     return total
 
 
-def _is_version_token(field: np.ndarray, length: np.ndarray) -> np.ndarray:
+def _is_version_token(field: np.ndarray, length: np.ndarray, count: int) -> np.ndarray:
     """``v<digits>``."""
-    inside, digit, _ = _classes(field, length)
-    return (length >= 2) & (field[:, 0] == ord("v")) & _all_equal(digit | (_FIRST & inside), inside)
+    inside, digit, _ = _classes(field, length, count)
+    digit[:, 0] |= _FIRST & inside[:, 0]
+    return (length >= 2) & (field[:, 0] == ord("v")) & _all_equal(digit, inside)
 
 
-def _is_timestamp(field: np.ndarray, length: np.ndarray) -> np.ndarray:
+def _is_timestamp(field: np.ndarray, length: np.ndarray, count: int) -> np.ndarray:
     """``<digits>.[<digits>]``."""
-    inside, digit, dot = _classes(field, length)
+    inside, digit, dot = _classes(field, length, count)
     return (length >= 2) & (digit[:, 0] & 1 == 1) & _all_equal(digit | dot, inside) & (_count(dot) == 1)
 
 
-def _is_plain_number(field: np.ndarray, length: np.ndarray) -> np.ndarray:
+def _is_plain_number(field: np.ndarray, length: np.ndarray, count: int) -> np.ndarray:
     """``<digits>[.[<digits>]]``."""
-    inside, digit, dot = _classes(field, length)
+    inside, digit, dot = _classes(field, length, count)
     return (length >= 1) & (digit[:, 0] & 1 == 1) & _all_equal(digit | dot, inside) & (_count(dot) <= 1)
 
 
@@ -257,27 +264,15 @@ def _is_plain_number(field: np.ndarray, length: np.ndarray) -> np.ndarray:
 _LOW_BYTES = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
 
 
-def _words(data: np.ndarray, starts: np.ndarray, step: int) -> np.ndarray:
-    """The 8 bytes at each of ``starts`` as a little-endian word (read in place, unaligned;
-    zeros past the end of ``data``)."""
-    last = len(data) - 8
-    if last < 0:
-        return _gather(data, starts, 8).view("<u8")[:, 0].copy()
-    words = np.ndarray(shape=(last + 1,), dtype="<u8", buffer=data, strides=(step,))
-    out = words[np.minimum(starts, last)]
-    for i in np.flatnonzero(starts > last):
-        out[i] = int.from_bytes(data[starts[i]:starts[i] + 8].tobytes(), "little")
-    return out
-
-
-def _views(data: np.ndarray, buffer: pa.Buffer, start: np.ndarray, length: np.ndarray) -> pl.Series:
+def _views(buffer: pa.Buffer, start: np.ndarray, length: np.ndarray, words: np.ndarray) -> pl.Series:
     """``data[start:start + length]`` for every row, as a polars binary column whose values
     point into ``buffer`` (Arrow binary views: 16 bytes a value, the value itself when it
-    has at most 12 bytes, else its first 4 bytes and its offset)."""
+    has at most 12 bytes, else its first 4 bytes and its offset); ``words``: at least the
+    first two words from each ``start`` (:func:`_words`)."""
     n = len(start)
     length = length.astype(np.uint64)
-    head = _words(data, start, 1) & _LOW_BYTES[np.minimum(length, 8)]
-    more = _words(data, start + 8, 1) & _LOW_BYTES[np.clip(length, 8, 12) - 8]  # bytes 8 to 11
+    head = words[:, 0] & _LOW_BYTES[np.minimum(length, 8)]
+    more = words[:, 1] & _LOW_BYTES[np.clip(length, 8, 12) - 8]  # bytes 8 to 11
     views = np.empty((n, 2), dtype="<u8")
     views[:, 0] = length | (head << np.uint64(32))
     views[:, 1] = np.where(length <= 12, (head >> np.uint64(32)) | (more << np.uint64(32)),
