@@ -1,5 +1,5 @@
-"""The polars cut of oneDNN verbose lines (importers/onednn_cut.py) gives exactly what the
-former per-line SQL cut gave: the same lines kept, keys, shape ids (DuckDB's ``hash(key)``),
+"""The cut of oneDNN verbose lines (importers/onednn_cut.py: numpy over byte positions,
+Arrow views, polars) gives exactly what the former per-line SQL cut gave: the same lines kept, keys, shape ids (DuckDB's ``hash(key)``),
 timestamps, last fields and times, on hostile lines, random lines and a generated log."""
 from __future__ import annotations
 
@@ -144,3 +144,22 @@ def test_multi_batch_tables_cut_as_before(size):
     table = batch(lines)
     table = pa.Table.from_batches(table.to_batches(max_chunksize=1000))
     assert_same_cut(table)
+
+
+def test_line_batches_cut_from_their_bytes(tmp_path):
+    """The importer hands the cut a LineBatch (its bytes and offsets, rejected lines blanked),
+    not a table: the same lines come out as from the batch's table through the reference."""
+    log = tmp_path / "mixed.log"
+    log.write_bytes("".join(HOSTILE).encode() + b"onednn_verbose,v1,\xff\xfe,1.5\n" + "".join(HOSTILE).encode()
+                    + b"onednn_verbose,v1,primitive,exec,cpu,x,1.25")  # no final newline
+    con = duckdb.connect()
+    with InputFile(str(log)) as f:
+        batches = list(iter_line_batches(f, LineStats()))
+    for lines in batches:
+        want = reference(con, lines.table)
+        cuts = onednn_cut.cut_lines(con, lines)
+        keys = onednn_cut.with_shape_ids(con, onednn_cut.keys_of(cuts))
+        got = onednn_cut.with_events(cuts, keys).select(
+            "line_no", "shape_id", onednn_cut.key_text(), "ts_ms", "tail", "time_ms").sort("line_no")
+        assert got.equals(want)
+    assert sum(len(b.rejected) for b in batches) == 1

@@ -9,13 +9,14 @@ No Python code, no regex and no string function runs per line.  The cut works on
 positions of bytes in the batch's buffer (``LineBatch.data`` and ``offsets``, as
 :mod:`loganalyze.lines` cut them):
 
-- which lines are verbose: their first 16 bytes against the markers (one gather);
+- which lines are verbose: their first 16 bytes, read in place as two 8-byte words,
+  against the markers;
 - commas: one pass over the bytes finds them all; each line's first three and its last
   are found by binary search of its start and end among them;
 - the leading fields (the grammar's ``LEADING_CUT_PATTERN``: ``marker[,v<digits>][,<digits>.<digits>]``
-  followed by a comma or the line end): the bytes of the second and third fields are
-  gathered and checked as digit masks; a field too long for the gather is checked by
-  Python's ``re`` (one line in millions, if any);
+  followed by a comma or the line end): the first bytes of the second and third fields are
+  read as 8-byte words and checked as digit and dot masks; a field longer than that is
+  checked by Python's ``re`` (one line in millions, if any);
 - the pieces (``pre``, ``rest``, ``tail``, ``ts``): Arrow *binary views* into the batch's
   buffer, built from their positions (no byte is copied); polars hashes the key's two
   pieces (to group a batch's lines by key) and parses the times;
@@ -23,7 +24,10 @@ positions of bytes in the batch's buffer (``LineBatch.data`` and ``offsets``, as
   libraries round correctly, so they agree there); any other tail goes to DuckDB's
   ``try_cast``, once per distinct text, so what counts as a number stays DuckDB's rule;
 - shape ids: DuckDB's ``hash(key)`` (what earlier versions stored, so databases stay
-  compatible), computed once per distinct key of the batch.
+  compatible), computed once per distinct key of the file (the importer keeps them).
+
+:func:`cut_batch` needs no database: the importer runs it on worker threads, two batches
+at once (numpy and polars let go of the GIL).
 
 The result is exactly what the former SQL cut gave (tests/test_onednn_speed.py compares
 the two on hostile lines, random lines and a generated log).
@@ -72,9 +76,9 @@ def cut_batch(lines: LineBatch | pa.Table) -> pl.DataFrame:
 
     Columns: ``line_no``; ``pre`` and ``rest`` (binary: the key is ``pre || rest``);
     ``ts_ms`` (the timestamp, or null); ``tail`` (the last field's text, or null when the
-    line has no field after its leading ones); ``time_ms`` (``tail`` as a finite number, as
-    DuckDB's ``try_cast`` reads it, or null); ``key_hash`` (polars' hash of the key, to
-    group lines by key); ``odd`` (a tail left to :func:`settle_times`).
+    line has no field after its leading ones); ``time_ms`` (``tail`` when it is a plain
+    decimal number, else null); ``key_hash`` (polars' hash of the key, to group lines by
+    key); ``odd`` (a tail that is not a plain decimal: :func:`settle_times` reads it).
     """
     buffer, offsets, line_nos = _buffers(lines)
     data = np.frombuffer(buffer, dtype=np.uint8) if buffer.size else np.zeros(0, np.uint8)
