@@ -45,7 +45,9 @@ GEN = HERE / "gen_onednn_log.py"
 sys.path.insert(0, str(HERE))
 from gen_onednn_log import GENERATOR_VERSION, parse_size  # noqa: E402
 
-TARGETS = {"ingest_ratio": 1.5, "summary_ratio": 0.05, "ingest_rss_mb": 1536}
+#: issue 10's targets (its goals: ingest <= 1.0x mawk, summary <= 0.05x)
+TARGETS = {"ingest_ratio": 1.5, "summary_ratio": 0.1, "ingest_rss_mb": 1024}
+GOALS = {"ingest_ratio": 1.0, "summary_ratio": 0.05}
 REL_TOL = 1e-9
 
 
@@ -332,13 +334,15 @@ def report(args, env: dict, results: list[dict], argv: list[str]) -> str:
         f"1-minute load average before each round {', '.join(f'{x:.1f}' for x in r['load_avg'])}"
         for r in results) + ".")
     L.append("")
-    L.append("Targets: (b)/(a) <= %.1f, (c)/(a) <= %.2f, peak RSS of (b) <= %.1f GB and not growing with file size."
-             % (TARGETS["ingest_ratio"], TARGETS["summary_ratio"], TARGETS["ingest_rss_mb"] / 1024))
+    L.append("Targets (issue 10): (b)/(a) <= %.1f (goal %.1f), (c)/(a) <= %.2f (goal %.2f), peak RSS of (b) "
+             "<= %.1f GB and not growing with file size."
+             % (TARGETS["ingest_ratio"], GOALS["ingest_ratio"], TARGETS["summary_ratio"], GOALS["summary_ratio"],
+                TARGETS["ingest_rss_mb"] / 1024))
     for r in results:
         ir, sr = r["ingest_s"] / r["awk_s"], r["summary_s"] / r["awk_s"]
         L.append(
-            f"- {r['size_label']}: (b)/(a) = {ir:.2f} {'met' if ir <= TARGETS['ingest_ratio'] else 'NOT met'}; "
-            f"(c)/(a) = {sr:.3f} {'met' if sr <= TARGETS['summary_ratio'] else 'NOT met'}; "
+            f"- {r['size_label']}: (b)/(a) = {ir:.2f} {_verdict(ir, 'ingest_ratio')}; "
+            f"(c)/(a) = {sr:.3f} {_verdict(sr, 'summary_ratio')}; "
             f"peak RSS {r['ingest_rss_mb']:.0f} MB "
             f"{'met' if r['ingest_rss_mb'] <= TARGETS['ingest_rss_mb'] else 'NOT met'}."
         )
@@ -349,6 +353,12 @@ def report(args, env: dict, results: list[dict], argv: list[str]) -> str:
         L.append(f"- Peak RSS from {a['size_label']} to {b['size_label']}: x{growth:.2f}, {per_gb:+.0f} MB per GiB "
                  f"({'flat' if growth < 1.15 else 'GROWS with file size'}).")
     return "\n".join(L) + "\n"
+
+
+def _verdict(value: float, key: str) -> str:
+    if value <= GOALS[key]:
+        return "target and goal met"
+    return "target met, goal not" if value <= TARGETS[key] else "NOT met"
 
 
 def main(argv: list[str] | None = None) -> int:
