@@ -5,7 +5,6 @@ Every function takes a DuckDB connection and returns ``(columns, rows)``; the
 """
 from __future__ import annotations
 
-from .. import runmeta
 from .errors import QueryError
 from .filters import source_filter
 
@@ -45,10 +44,14 @@ def skipped(con, source_ids: list[int] | None = None, limit: int | None = None):
 def runs(con):
     """One row per run label, oldest first: files, formats, library versions, first and last
     ingest time, host, git commit and branch, tags and the last check's verdict."""
+    from .. import runmeta  # (socket, subprocess: not on the summary's path)
+
     return runmeta.runs_rows(con)
 
 
 def run_labels(con) -> list[str]:
+    from .. import runmeta
+
     return runmeta.run_labels(con)
 
 
@@ -100,6 +103,8 @@ def remove_run(con, label: str) -> int:
     check_run(con, label)
     ids = [r[0] for r in con.execute("SELECT source_id FROM sources WHERE run_label = ?", [label]).fetchall()]
     remove_sources(con, ids)
+    from .. import runmeta
+
     runmeta.forget(con, label)
     return len(ids)
 
@@ -121,6 +126,8 @@ def relabel_run(con, old: str, new: str) -> int:
         raise QueryError("the new run label is empty")
     n = con.execute("SELECT count(*) FROM sources WHERE run_label = ?", [old]).fetchall()[0][0]
     con.execute("UPDATE sources SET run_label = ? WHERE run_label = ?", [new, old])
+    from .. import runmeta
+
     runmeta.relabel(con, old, new)
     return n
 
