@@ -100,11 +100,11 @@ def source_tables(con) -> list[str]:
 def remove_run(con, label: str) -> int:
     """Delete every file of run ``label`` and all its rows (the caller holds the transaction).
     Returns the number of files removed."""
+    from .. import runmeta
+
     check_run(con, label)
     ids = [r[0] for r in con.execute("SELECT source_id FROM sources WHERE run_label = ?", [label]).fetchall()]
     remove_sources(con, ids)
-    from .. import runmeta
-
     runmeta.forget(con, label)
     return len(ids)
 
@@ -121,13 +121,13 @@ def remove_sources(con, ids: list[int]) -> None:
 
 def relabel_run(con, old: str, new: str) -> int:
     """Give the files of run ``old`` the label ``new``; returns how many files changed."""
+    from .. import runmeta
+
     check_run(con, old)
     if not new.strip():
         raise QueryError("the new run label is empty")
     n = con.execute("SELECT count(*) FROM sources WHERE run_label = ?", [old]).fetchall()[0][0]
     con.execute("UPDATE sources SET run_label = ? WHERE run_label = ?", [new, old])
-    from .. import runmeta
-
     runmeta.relabel(con, old, new)
     return n
 
