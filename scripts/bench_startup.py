@@ -8,6 +8,8 @@ samples/ in a temporary folder).  Every round runs each command once, in turn (s
 from other processes falls on all of them alike), after one warm-up round; the median wall
 time and the median CPU time (user + system of that child, ``os.wait4``) of ``--runs`` rounds
 are reported, with each command's ratio to ``python -c pass`` and to ``import duckdb``.
+The children write and use bytecode caches as on a user's machine (PYTHONDONTWRITEBYTECODE
+is left out of their environment: the warm-up round writes them).
 
 ``--onednn-log LOG`` (a log from ``scripts/gen_onednn_log.py``, with its ``LOG.json``
 sidecar) adds issue 10's row: mawk's per-kind exec count and time sum over LOG (the program of
@@ -48,10 +50,16 @@ FAMILIES = [
 HEAVY = ("pandas", "pyarrow", "numpy", "polars", "pydantic", "rich", "duckdb", "loganalyze.importers")
 
 
+#: the children's environment: Python writes and reads bytecode caches as on a user's machine
+#: (with PYTHONDONTWRITEBYTECODE set and no ``__pycache__`` yet, every run would compile the
+#: loganalyze modules again: ≈ 30 ms of a summary)
+CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def timed_once(cmd: list[str]) -> tuple[float, float]:
     """Wall and CPU seconds (user + system of this child alone) of one run of ``cmd``."""
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=CHILD_ENV)
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t0
     if os.waitstatus_to_exitcode(status) != 0:
@@ -72,7 +80,7 @@ def side_by_side(cmds: list[list[str]], runs: int) -> list[tuple[float, float]]:
 
 def heavy_imports(cmd: list[str]) -> list[str]:
     """The :data:`HEAVY` modules ``cmd`` (a Python command) imports."""
-    out = subprocess.run([cmd[0], "-X", "importtime", *cmd[1:]], capture_output=True, text=True)
+    out = subprocess.run([cmd[0], "-X", "importtime", *cmd[1:]], capture_output=True, text=True, env=CHILD_ENV)
     names = {line.split("|")[-1].strip() for line in out.stderr.splitlines() if line.startswith("import time:")}
     return sorted(n for n in names if n in HEAVY)
 
@@ -179,7 +187,7 @@ def main() -> None:
         if args.onednn_log:
             text += "\n\n" + mawk_table(cli, args.onednn_log, args.onednn_db, args.runs, tmp)
     text += (f"\n\n{versions()}; `{shlex.join(Path(c).name if i == 0 else c for i, c in enumerate(cli))}`; "
-             f"load average {load_before} before, {load()} after.")
+             f"bytecode caches on; load average {load_before} before, {load()} after.")
     print(text)
     if args.write_docs:
         doc = ROOT / "docs" / "benchmarks.md"
