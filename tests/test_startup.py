@@ -111,3 +111,41 @@ def test_compact_onednn_summary_reads_no_event(tmp_path):
         assert onednn_summary.summary(con, ["kind"], wide=False) == expected
         plan = "\n".join(r[-1] for r in db.con.execute("EXPLAIN " + con.queries[-1]).fetchall())
         assert "onednn_events" in plan
+
+
+
+#: one call of each Database method, each run in a fresh process on a read-only database
+READ_ONLY_CALLS = [
+    'len(db.summary(by="kind", output="rows")) and len(db.summary(by="op", family="trace"))',
+    'len(db.summary(by="kernel", names="short")) and len(db.summaries(wide=False)) == 4',
+    'db.benchdnn(top=2) and len(db.sources()) == 5 and len(db.runs()) == 2 and db.skipped() is not None',
+    'len(db.sql("SELECT 1 AS x")) == 1',
+    'db.export_chrome_trace(OUT + "/t.json").events > 0',
+    'db.export_parquet(OUT + "/ds").added == 5',
+    'len(db.compare("a", "b")) > 0',
+    'len(db.check("a", "b")) > 0',
+    'len(db.trend()) > 0',
+    'db.con.sql("SELECT 42").fetchall() == [(42,)]',
+]
+
+
+@pytest.fixture(scope="module")
+def all_families_db(tmp_path_factory) -> str:
+    db = str(tmp_path_factory.mktemp("ro") / "all.duckdb")
+    with loganalyze.connect(db) as database:
+        database.ingest([SAMPLES / "onednn" / "dnnl_v1_style.log"], run="a")
+        database.ingest([SAMPLES / "onednn" / "dnnl_v2_timestamps_style.log"], run="b")
+        database.ingest([sample for _, sample, _ in FAMILIES[1:]], run="b")
+    return db
+
+
+@pytest.mark.parametrize("call", READ_ONLY_CALLS)
+def test_database_method_on_a_read_only_database_in_a_fresh_process(all_families_db, tmp_path, call):
+    """A read-only database opens on DuckDB's engine alone; a method that needs the duckdb
+    package's Python API imports it (a fresh process each: the test process has it imported)."""
+    code = (f"import sys, loganalyze\nOUT = {str(tmp_path)!r}\n"
+            f"db = loganalyze.connect({all_families_db!r}, read_only=True)\n"
+            "assert 'duckdb' not in sys.modules or loganalyze.store.duckdb_engine().__name__ == 'duckdb'\n"
+            f"assert {call}\nprint('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
