@@ -122,7 +122,8 @@ class Database(Comparisons):
             read_only = True
         else:
             try:
-                self._store = Store(path, read_only=read_only, wait=wait, on_wait=on_wait)
+                self._store = Store(path, read_only=read_only, wait=wait, on_wait=on_wait,
+                                    engine_only=read_only)
             except StoreError as exc:
                 raise LoganalyzeError(str(exc)) from None
         self.path: str = self._store.path
@@ -132,6 +133,13 @@ class Database(Comparisons):
     @property
     def con(self):
         """The underlying ``duckdb.DuckDBPyConnection`` (for SQL the API does not cover)."""
+        import duckdb  # noqa: F401  (a read-only database is opened without the package: its API)
+
+        return self._store.con
+
+    @property
+    def _con(self):
+        """The connection for the query layer's plain SQL (no ``duckdb`` package import)."""
         return self._store.con
 
     def close(self) -> None:
@@ -223,7 +231,7 @@ class Database(Comparisons):
         keys = _keys(by)
         if top is not None and top < 0:
             raise LoganalyzeError(f"top must be 0 or more, not {top}")
-        con = self.con
+        con = self._con
         try:
             ids = self._filters(run, source)
             if keys is None:
@@ -259,14 +267,14 @@ class Database(Comparisons):
 
         try:
             ids = self._filters(run, source)
-            fams = query.families_present(self.con)
+            fams = query.families_present(self._con)
         except QueryError as exc:
             raise LoganalyzeError(str(exc)) from None
         out = []
         for fam in fams:
             keys = fam.DEFAULT_BY.split(",")
             try:
-                cols, rows = fam.summary(self.con, keys, run=run, top=top or None, source_ids=ids, wide=wide)
+                cols, rows = fam.summary(self._con, keys, run=run, top=top or None, source_ids=ids, wide=wide)
             except QueryError as exc:
                 raise LoganalyzeError(str(exc)) from None
             if rows:
@@ -323,7 +331,7 @@ class Database(Comparisons):
         from .query import catalog
 
         ids = self._filters_or_raise(run, source)
-        return _out(*catalog.sources(self.con, wide=wide, source_ids=ids, run=run), output)
+        return _out(*catalog.sources(self._con, wide=wide, source_ids=ids, run=run), output)
 
     def skipped(self, source: int | str | Sequence[int | str] | None = None, limit: int | None = None,
                 output: Output = "pandas"):
@@ -333,14 +341,14 @@ class Database(Comparisons):
         if limit is not None and limit < 0:
             raise LoganalyzeError(f"limit must be 0 or more, not {limit}")
         ids = self._filters_or_raise(None, source)
-        return _out(*catalog.skipped(self.con, source_ids=ids, limit=limit), output)
+        return _out(*catalog.skipped(self._con, source_ids=ids, limit=limit), output)
 
     # ------------------------------------------------------------------ runs
     def runs(self, output: Output = "pandas"):
         """One row per run label: files, formats, lines and first/last ingest time."""
         from .query import catalog
 
-        return _out(*catalog.runs(self.con), output)
+        return _out(*catalog.runs(self._con), output)
 
     def remove_run(self, label: str) -> int:
         """Delete run ``label`` (every file and row of it) in one transaction; returns the
@@ -415,10 +423,10 @@ class Database(Comparisons):
     def _filters(self, run, source) -> list[int] | None:
         from .query import catalog
 
-        catalog.check_run(self.con, run)
+        catalog.check_run(self._con, run)
         if source is not None and not isinstance(source, (list, tuple)):
             source = [source]
-        return catalog.resolve_sources(self.con, source)
+        return catalog.resolve_sources(self._con, source)
 
     def _filters_or_raise(self, run, source) -> list[int] | None:
         try:
@@ -429,7 +437,7 @@ class Database(Comparisons):
     def _empty_message(self, filtered: bool = False) -> str:
         if filtered:
             return "the chosen files hold nothing to summarise"
-        files = self.con.execute("SELECT count(*) FROM sources").fetchall()[0][0]
+        files = self._con.execute("SELECT count(*) FROM sources").fetchall()[0][0]
         if files:
             return (f"{self.path}: the {files} ingested file(s) hold nothing to summarise "
                     "(no timed records; see 'loganalyze sources')")

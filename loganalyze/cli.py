@@ -4,7 +4,8 @@ Exit codes: 0 success; 1 some inputs failed while others were ingested; 2 bad in
 (nothing ingested, unreadable database, no such run or source, bad SQL); 130 interrupted.
 Only typer is imported at start-up; each command imports what it needs.
 """
-from __future__ import annotations
+# (no ``from __future__ import annotations``: typer reads every command's annotations at each
+# start, and string annotations cost it an eval each)
 
 import sys
 from contextlib import contextmanager

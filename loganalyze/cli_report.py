@@ -3,7 +3,8 @@
 Exit codes: ``check`` 0 clean, 1 regression, 2 usage or input error; ``compare`` and
 ``trend`` 0 or 2.  Heavy imports happen inside the commands so ``loganalyze --help`` stays fast.
 """
-from __future__ import annotations
+# (no ``from __future__ import annotations``: typer reads every command's annotations at each
+# start, and string annotations cost it an eval each)
 
 from typing import Optional
 

@@ -28,6 +28,10 @@ class Comparisons:
         ``@previous`` / ``@latest``.  ``report.table`` is the item table, ``report.verdict``
         (checks) pass, warn or fail, ``report.exit_code`` the command's exit code;
         ``loganalyze.compare.reports.write(report, {"markdown": path, ...})`` writes reports."""
+        # the comparison reads samples through the duckdb package's relational API (con.sql),
+        # which a read-only database's connection gets only once the package is imported
+        import duckdb  # noqa: F401
+
         from .compare.policy import PolicyError, PolicySet, load_policy
         from .compare.run import CompareError, build_report
 

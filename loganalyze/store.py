@@ -47,17 +47,21 @@ class Store:
 
     Opening waits up to ``wait`` seconds for a lock another process holds (an ingest running,
     or a reader while we want to write), calling ``on_wait(message)`` once when it starts
-    waiting.  A file that is not a loganalyze database is refused, never changed."""
+    waiting.  A file that is not a loganalyze database is refused, never changed.
+
+    ``engine_only=True`` opens the connection through DuckDB's compiled module alone (see
+    :func:`duckdb_engine`): for callers that only run SQL (``execute``/``fetchall``) and want
+    to start fast; ``import duckdb`` still completes the connection's Python API later."""
 
     def __init__(self, path: str | os.PathLike | None = None, read_only: bool = False,
-                 wait: float = DEFAULT_WAIT_S, on_wait=None):
+                 wait: float = DEFAULT_WAIT_S, on_wait=None, engine_only: bool = False):
         self.path = str(path or default_db_path())
         existed = self.path != ":memory:" and Path(self.path).exists()
         if read_only and self.path != ":memory:" and not existed:
             raise StoreError(f"{self.path}: no database here; run 'loganalyze ingest' first")
         if existed and not Path(self.path).is_file():
             raise StoreError(f"{self.path}: not a database file")
-        self.con = _connect(self.path, read_only, wait, on_wait)
+        self.con = _connect(self.path, read_only, wait, on_wait, engine_only)
         self.read_only = read_only
         if existed:
             self._check_ours()
@@ -88,15 +92,13 @@ class Store:
     @contextmanager
     def transaction(self):
         """All or nothing: an exception or an interrupt rolls everything back."""
-        import duckdb
-
         self.con.execute("BEGIN TRANSACTION")
         try:
             yield self.con
         except BaseException:
             try:
                 self.con.execute("ROLLBACK")
-            except duckdb.Error:  # already ended: an interrupt during COMMIT
+            except duckdb_engine().Error:  # already ended: an interrupt during COMMIT
                 pass
             raise
         self.con.execute("COMMIT")
@@ -151,10 +153,29 @@ def sweep_spill_files(db_path: str) -> list[str]:
     return removed
 
 
-def _connect(path: str, read_only: bool, wait: float, on_wait):
+def duckdb_engine():
+    """DuckDB's compiled engine module (``_duckdb``), or the ``duckdb`` package where a release
+    has none.
+
+    The package re-exports the engine's connection and error classes unchanged
+    (``duckdb.Error is _duckdb.Error``) and adds a Python relational API on top (relations,
+    expressions, ``con.sql``; DuckDB 2 also looks its own version up through
+    ``importlib.metadata``): about 70 ms of a ``loganalyze summary`` call that runs plain SQL
+    only.  ``import duckdb`` at any later time adds that API to connections already open."""
+    try:
+        import _duckdb as engine
+    except ImportError:  # pragma: no cover - DuckDB releases before the top-level engine module
+        import duckdb as engine
+    return engine
+
+
+def _connect(path: str, read_only: bool, wait: float, on_wait, engine_only: bool = False):
     import time
 
-    import duckdb
+    if engine_only:
+        duckdb = duckdb_engine()
+    else:
+        import duckdb
 
     deadline = time.monotonic() + max(0.0, wait)
     told = False

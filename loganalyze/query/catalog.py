@@ -5,7 +5,6 @@ Every function takes a DuckDB connection and returns ``(columns, rows)``; the
 """
 from __future__ import annotations
 
-from .. import runmeta
 from .errors import QueryError
 from .filters import source_filter
 
@@ -45,10 +44,14 @@ def skipped(con, source_ids: list[int] | None = None, limit: int | None = None):
 def runs(con):
     """One row per run label, oldest first: files, formats, library versions, first and last
     ingest time, host, git commit and branch, tags and the last check's verdict."""
+    from .. import runmeta  # (socket, subprocess: not on the summary's path)
+
     return runmeta.runs_rows(con)
 
 
 def run_labels(con) -> list[str]:
+    from .. import runmeta
+
     return runmeta.run_labels(con)
 
 
@@ -97,6 +100,8 @@ def source_tables(con) -> list[str]:
 def remove_run(con, label: str) -> int:
     """Delete every file of run ``label`` and all its rows (the caller holds the transaction).
     Returns the number of files removed."""
+    from .. import runmeta
+
     check_run(con, label)
     ids = [r[0] for r in con.execute("SELECT source_id FROM sources WHERE run_label = ?", [label]).fetchall()]
     remove_sources(con, ids)
@@ -116,6 +121,8 @@ def remove_sources(con, ids: list[int]) -> None:
 
 def relabel_run(con, old: str, new: str) -> int:
     """Give the files of run ``old`` the label ``new``; returns how many files changed."""
+    from .. import runmeta
+
     check_run(con, old)
     if not new.strip():
         raise QueryError("the new run label is empty")

@@ -44,19 +44,32 @@ def has_data(con) -> bool:
     return con.execute("SELECT EXISTS (SELECT 1 FROM onednn_events)").fetchone()[0]
 
 
-def _per_shape_sql(con, ids: str) -> str:
+def _id_list(ids) -> str:
+    return ", ".join(str(int(i)) for i in ids) or "NULL"
+
+
+def _per_shape_sql(con, chosen: list[int]) -> str:
     """Counts and exact totals per file and shape: from ``onednn_shape_totals`` (written at
-    ingest), and from the events for files without totals (databases made before it)."""
-    from_events = ("SELECT source_id, shape_id, count(*) AS n, count(time_ms) AS n_timed, "
-                   "sum(time_ms::DECIMAL(38,18)) AS total, min(time_ms) AS lo, max(time_ms) AS hi "
-                   f"FROM onednn_events WHERE source_id IN ({ids})")
+    ingest), and from the events for files without totals (databases made before it).
+
+    The files without totals are listed as constants, so that the event scan reads only their
+    row groups (none in a current database): the cost does not grow with the events stored."""
     has_totals = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'onednn_shape_totals' "
                              "AND database_name = current_database()").fetchall()[0][0]
-    if not has_totals:
-        return from_events + " GROUP BY ALL"
-    return (f"SELECT source_id, shape_id, n, n_timed, total_ms AS total, min_ms AS lo, max_ms AS hi "
-            f"FROM onednn_shape_totals WHERE source_id IN ({ids}) UNION ALL " + from_events
-            + " AND source_id NOT IN (SELECT DISTINCT source_id FROM onednn_shape_totals) GROUP BY ALL")
+    with_totals = set()
+    if has_totals:
+        with_totals = {r[0] for r in con.execute(
+            f"SELECT DISTINCT source_id FROM onednn_shape_totals WHERE source_id IN ({_id_list(chosen)})").fetchall()}
+    without = [i for i in chosen if i not in with_totals]
+    parts = []
+    if with_totals:
+        parts.append("SELECT source_id, shape_id, n, n_timed, total_ms AS total, min_ms AS lo, max_ms AS hi "
+                     f"FROM onednn_shape_totals WHERE source_id IN ({_id_list(sorted(with_totals))})")
+    if without or not parts:
+        parts.append("SELECT source_id, shape_id, count(*) AS n, count(time_ms) AS n_timed, "
+                     "sum(time_ms::DECIMAL(38,18)) AS total, min(time_ms) AS lo, max(time_ms) AS hi "
+                     f"FROM onednn_events WHERE source_id IN ({_id_list(without)}) GROUP BY ALL")
+    return " UNION ALL ".join(parts)
 
 
 def summary(con, by: list[str], run: str | None = None, top: int | None = None,
@@ -68,7 +81,7 @@ def summary(con, by: list[str], run: str | None = None, top: int | None = None,
     chosen = [r[0] for r in con.execute(
         f"SELECT source_id FROM sources {'WHERE ' + ' AND '.join(src_filter) if src_filter else ''}", params
     ).fetchall()]
-    sources_sql = ", ".join(str(int(i)) for i in chosen) or "NULL"
+    sources_sql = _id_list(chosen)
     shape_filter = (
         "coalesce(nullif(s.component, ''), 'primitive') = 'primitive' "
         "AND s.op_class IN ('exec','create','create_nested','check','dispatch')"
@@ -81,7 +94,7 @@ def summary(con, by: list[str], run: str | None = None, top: int | None = None,
         GROUP BY {group}""" if wide else f"SELECT {keysel}, NULL::DOUBLE AS exec_median_ms FROM "
               f"onednn_shapes s, sources src WHERE false")
     sql = f"""
-    WITH per_shape AS ({_per_shape_sql(con, sources_sql)}), g AS (
+    WITH per_shape AS ({_per_shape_sql(con, chosen)}), g AS (
         SELECT {keysel},
             coalesce(sum(n_timed) FILTER (WHERE s.op_class = 'exec'), 0) AS exec_count,
             coalesce(sum(total) FILTER (WHERE s.op_class = 'exec'), 0) AS exec_ms,

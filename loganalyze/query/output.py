@@ -1,9 +1,6 @@
 """Rows to text: table, csv, json or markdown.  tabulate is imported only when needed."""
 from __future__ import annotations
 
-import csv
-import io
-import json
 import math
 from decimal import Decimal
 
@@ -56,8 +53,13 @@ def render(columns: list[str], rows: list[tuple], fmt: str = "table") -> str:
     """Rows as text.  Tables: numbers right-aligned, floats with a fixed number of decimals per
     column (by the column's unit suffix); CSV and JSON: the values as they are."""
     if fmt == "json":
+        import json
+
         return json.dumps([{c: _jsonable(v) for c, v in zip(columns, r)} for r in rows], indent=1)
     if fmt == "csv":
+        import csv
+        import io
+
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(columns)

@@ -1,0 +1,151 @@
+"""Start-up (issue 7 item 4, issue 10 item 3): what ``loganalyze --help`` and ``summary`` import,
+and a oneDNN summary whose cost does not grow with the events stored.
+
+Times are measured by scripts/bench_startup.py (a shared test machine is too noisy for time
+limits); these tests pin the causes instead: no heavy module on the start-up paths, and no
+scan of ``onednn_events`` in a compact oneDNN summary once per-shape totals exist.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import loganalyze
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "samples"
+#: never imported by ``--help`` or ``summary`` (``duckdb`` is the Python package: a summary runs
+#: on DuckDB's compiled engine alone; pydantic came with typer 0.29's option checks)
+HEAVY = ("pandas", "pyarrow", "numpy", "polars", "pydantic", "duckdb", "loganalyze.importers")
+FAMILIES = [
+    ("onednn", SAMPLES / "onednn" / "dnnl_v1_style.log", ["--by", "kind"]),
+    ("trace", SAMPLES / "trace" / "kineto_gpu_style.pt.trace.json", ["--by", "op"]),
+    ("gpu", SAMPLES / "gpu" / "nsys_2024_pytorch.sqlite", ["--by", "kernel"]),
+    ("optable", SAMPLES / "trace" / "mxnet1.6_style_dumps.txt", ["--by", "op", "--family", "optable"]),
+]
+
+
+def _engine_module_exists() -> bool:
+    """False on DuckDB releases without the top-level engine module (the package is used)."""
+    from loganalyze.store import duckdb_engine
+
+    return duckdb_engine().__name__ == "_duckdb"
+
+
+def _imported(args: list[str]) -> set[str]:
+    """Every module ``python -m loganalyze ARGS`` imports (``-X importtime``)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"}
+    out = subprocess.run([sys.executable, "-X", "importtime", "-m", "loganalyze", *args],
+                         capture_output=True, text=True, env=env, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return {line.split("|")[-1].strip() for line in out.stderr.splitlines() if line.startswith("import time:")}
+
+
+def _heavy(modules: set[str]) -> list[str]:
+    heavy = [m for m in HEAVY if m in modules or any(x.startswith(m + ".") for x in modules)]
+    if not _engine_module_exists():
+        heavy = [m for m in heavy if m != "duckdb"]
+    return heavy
+
+
+def test_help_imports_neither_duckdb_nor_heavy_modules():
+    modules = _imported(["--help"])
+    assert not _heavy(modules) and "_duckdb" not in modules
+
+
+@pytest.mark.parametrize("family,sample,by", FAMILIES, ids=[f[0] for f in FAMILIES])
+def test_summary_imports_no_heavy_module(tmp_path, family, sample, by):
+    db = str(tmp_path / "s.duckdb")
+    with loganalyze.connect(db) as database:
+        database.ingest([sample])
+    assert _heavy(_imported(["summary", "--db", db, *by])) == []
+
+
+def test_read_only_database_gives_the_whole_duckdb_api(tmp_path):
+    """A read-only database opens on DuckDB's engine alone; ``Database.con`` still has the
+    package's Python API (``con.sql``)."""
+    db = str(tmp_path / "s.duckdb")
+    with loganalyze.connect(db) as database:
+        database.ingest([SAMPLES / "onednn" / "dnnl_v1_style.log"])
+    code = ("import sys, loganalyze\n"
+            f"db = loganalyze.connect({db!r}, read_only=True)\n"
+            "rows = db.summary(by='kind', output='rows')\n"
+            "print('duckdb' in sys.modules)\n"
+            "print(db.con.sql('SELECT 42').fetchall())\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    before, after = out.stdout.splitlines()
+    assert after == "[(42,)]"
+    if _engine_module_exists():
+        assert before == "False"
+
+
+class _Recorder:
+    """A connection that remembers the SQL it ran."""
+
+    def __init__(self, con):
+        self.con, self.queries = con, []
+
+    def execute(self, sql, *params):
+        self.queries.append(sql)
+        return self.con.execute(sql, *params)
+
+
+def test_compact_onednn_summary_reads_no_event(tmp_path):
+    """With per-shape totals the compact summary reads shapes and totals only: its cost does
+    not grow with the events stored.  A file without totals is read from its events."""
+    from loganalyze.query import onednn_summary
+
+    with loganalyze.connect(str(tmp_path / "d.duckdb")) as db:
+        db.ingest([SAMPLES / "onednn"])
+        con = _Recorder(db.con)
+        expected = onednn_summary.summary(con, ["kind"], wide=False)
+        plan = "\n".join(r[-1] for r in db.con.execute("EXPLAIN " + con.queries[-1]).fetchall())
+        assert "onednn_shape_totals" in plan and "onednn_events" not in plan
+        db.con.execute("DELETE FROM onednn_shape_totals WHERE source_id = 2")
+        con = _Recorder(db.con)
+        assert onednn_summary.summary(con, ["kind"], wide=False) == expected
+        plan = "\n".join(r[-1] for r in db.con.execute("EXPLAIN " + con.queries[-1]).fetchall())
+        assert "onednn_events" in plan
+
+
+
+#: one call of each Database method, each run in a fresh process on a read-only database
+READ_ONLY_CALLS = [
+    'len(db.summary(by="kind", output="rows")) and len(db.summary(by="op", family="trace"))',
+    'len(db.summary(by="kernel", names="short")) and len(db.summaries(wide=False)) == 4',
+    'db.benchdnn(top=2) and len(db.sources()) == 5 and len(db.runs()) == 2 and db.skipped() is not None',
+    'len(db.sql("SELECT 1 AS x")) == 1',
+    'db.export_chrome_trace(OUT + "/t.json").events > 0',
+    'db.export_parquet(OUT + "/ds").added == 5',
+    'len(db.compare("a", "b")) > 0',
+    'len(db.check("a", "b")) > 0',
+    'len(db.trend()) > 0',
+    'db.con.sql("SELECT 42").fetchall() == [(42,)]',
+]
+
+
+@pytest.fixture(scope="module")
+def all_families_db(tmp_path_factory) -> str:
+    db = str(tmp_path_factory.mktemp("ro") / "all.duckdb")
+    with loganalyze.connect(db) as database:
+        database.ingest([SAMPLES / "onednn" / "dnnl_v1_style.log"], run="a")
+        database.ingest([SAMPLES / "onednn" / "dnnl_v2_timestamps_style.log"], run="b")
+        database.ingest([sample for _, sample, _ in FAMILIES[1:]], run="b")
+    return db
+
+
+@pytest.mark.parametrize("call", READ_ONLY_CALLS)
+def test_database_method_on_a_read_only_database_in_a_fresh_process(all_families_db, tmp_path, call):
+    """A read-only database opens on DuckDB's engine alone; a method that needs the duckdb
+    package's Python API imports it (a fresh process each: the test process has it imported)."""
+    code = (f"import sys, loganalyze\nOUT = {str(tmp_path)!r}\n"
+            f"db = loganalyze.connect({all_families_db!r}, read_only=True)\n"
+            "assert 'duckdb' not in sys.modules or loganalyze.store.duckdb_engine().__name__ == 'duckdb'\n"
+            f"assert {call}\nprint('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
