@@ -47,6 +47,7 @@ FORK_SERVER = textwrap.dedent("""
                         if res.status != "ingested":
                             code = 3
             except BaseException:
+                import traceback; traceback.print_exc()
                 code = 4
             os._exit(code)
         print(json.dumps({"pid": pid}), flush=True)
