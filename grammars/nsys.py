@@ -136,7 +136,7 @@ def quote_ident(name: str) -> str:
 
 
 def select_sql(table: str, cols: list[Col], present: set[str], rowid: str = "rowid",
-               where: str | None = None, max_cell: int | None = None) -> tuple[str, list[str]]:
+               where: str | None = None, max_cell: int | None = None, plain: bool = False) -> tuple[str, list[str]]:
     """A SELECT reading ``cols`` from ``table``, preceded by one typed dummy row.
 
     The dummy row (``_d = 1``) fixes each column's type for readers that infer types from
@@ -144,6 +144,10 @@ def select_sql(table: str, cols: list[Col], present: set[str], rowid: str = "row
     integer).  ``_bad`` names the time columns (:data:`TIME_COLUMNS`) whose cell is text or
     a blob (read as NULL); with ``max_cell`` a cell longer than that many bytes is read as
     NULL and flags its row in ``_big`` (``octet_length`` reads no content: SQLite 3.43+).
+    ``plain`` (for a table whose rows are all smaller than ``max_cell``, read by a reader
+    that fails on a value of another type than the typed row's) reads each INTEGER time
+    column as it is, without a check per cell: a text, blob or real time then fails the
+    read, and the caller reads the table again without ``plain``.
     Returns the SQL and the output column names (``row_no`` and ``_d`` first)."""
     dummy = {"INTEGER": "0", "TEXT": "''", "REAL": "0.0"}
     first = ["1 AS _d", "0 AS row_no"] + [f"{dummy[c.type]} AS {c.name}" for c in cols] + ["'' AS _bad", "0 AS _big"]
@@ -156,10 +160,12 @@ def select_sql(table: str, cols: list[Col], present: set[str], rowid: str = "row
             continue
         expr = src[1:] if src.startswith("=") else quote_ident(src)  # "=": SQL over columns it always has
         value = f"CAST({expr} AS {c.type})"
-        if c.name in TIME_COLUMNS:
+        if plain and c.name in TIME_COLUMNS and c.type == "INTEGER":
+            value = expr
+        elif c.name in TIME_COLUMNS:
             value = f"CASE WHEN typeof({expr}) IN ('text', 'blob') THEN NULL ELSE {value} END"
             bad.append(f"CASE WHEN typeof({expr}) IN ('text', 'blob') THEN '{c.name} ' ELSE '' END")
-        if max_cell is not None and not src.startswith("="):
+        if max_cell is not None and not plain and not src.startswith("="):
             value = f"CASE WHEN octet_length({expr}) > {max_cell} THEN NULL ELSE {value} END"
             big.append(f"octet_length({expr}) > {max_cell}")
         second.append(value)

@@ -218,14 +218,9 @@ class _NsysIngest:
         other: dict[str, int] = {}
         for table in tables:
             self.total += self.db.count(table)
-            cols = self.db.columns(table)
-            if "eventClass" in cols:
-                for ec, cnt in self.db.fetchall(f"SELECT eventClass, count(*) FROM {q(table)} GROUP BY 1"):
-                    if ec not in g.EVENT_CLASS_API:
-                        key = f"{ec}:{g.EVENT_CLASS_NAMES.get(ec, 'other')}"
-                        other[key] = other.get(key, 0) + cnt
+            has_class = "eventClass" in self.db.columns(table)
             default_api = "driver" if table.endswith("DRIVER") else "runtime"
-            self.db.copy_into(self.con, "gpu_api_calls", table, g.RUNTIME, f"""
+            classes = self.db.copy_into(self.con, "gpu_api_calls", table, g.RUNTIME, f"""
                 SELECT {self.sid} AS source_id, b.row_no,
                        CASE coalesce(b.event_class, {0 if default_api == 'runtime' else 1})
                             WHEN 0 THEN 'runtime' ELSE 'driver' END AS api,
@@ -236,7 +231,12 @@ class _NsysIngest:
                        b.global_tid, b.event_class, b.return_value, '{table}' AS origin
                 FROM _arrow b LEFT JOIN _strings s ON s.id = b.name_id
                 WHERE b._d = 0 AND coalesce(b.event_class, {0 if default_api == 'runtime' else 1}) IN (0, 1)""",
-                checked=f"coalesce(event_class, {0 if default_api == 'runtime' else 1}) IN (0, 1)")
+                checked=f"coalesce(event_class, {0 if default_api == 'runtime' else 1}) IN (0, 1)",
+                tally="SELECT event_class, count(*) FROM _arrow WHERE _d = 0 GROUP BY 1" if has_class else None)
+            for ec, cnt in classes:
+                if ec not in g.EVENT_CLASS_API:
+                    key = f"{ec}:{g.EVENT_CLASS_NAMES.get(ec, 'other')}"
+                    other[key] = other.get(key, 0) + cnt
         n = self._count_new("gpu_api_calls")
         self.parsed += n
         n_other = sum(other.values())
