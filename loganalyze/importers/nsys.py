@@ -43,17 +43,16 @@ class _NsysIngest:
         self.ctx, self.db, self.con, self.sid = ctx, db, ctx.con, ctx.source_id
         self.total = self.parsed = self.other = 0
         self.missing: list[str] = []
+        self.prefetched = False
 
     # ------------------------------------------------------------------ driver
     def run(self) -> None:
         ctx, db = self.ctx, self.db
         meta = self.metadata()
         self.load_strings()
-        for table, cols in ((self.db.first(*g.RUNTIME_TABLES), g.RUNTIME), (self.db.first(*g.NVTX_TABLES), g.NVTX)):
-            if table:  # read while the kernels go in
-                self.db.prefetch(table, cols)
         try:
             self.kernels()
+            self.prefetch_rest()  # (done already when there are kernels)
             self.memops()
             self.api_calls()
             self.nvtx()
@@ -109,6 +108,17 @@ class _NsysIngest:
                           f"SELECT id, value, {base_api_name_sql('value')} AS base FROM _arrow WHERE _d = 0",
                           times=None)
 
+    def prefetch_rest(self) -> None:
+        """Start reading the runtime and NVTX tables on helper threads (once): called when the
+        kernels are read (on both cores), so that the runtime calls are read on one core while
+        DuckDB stores the kernels on the other."""
+        if self.prefetched:
+            return
+        self.prefetched = True
+        for table, cols in ((self.db.first(*g.RUNTIME_TABLES), g.RUNTIME), (self.db.first(*g.NVTX_TABLES), g.NVTX)):
+            if table:
+                self.db.prefetch(table, cols)
+
     def _count_new(self, table: str) -> int:
         return self.con.execute(f"SELECT count(*) FROM {table} WHERE source_id = ?", [self.sid]).fetchall()[0][0]
 
@@ -137,7 +147,7 @@ class _NsysIngest:
                 ) n ON n.demangled_id IS NOT DISTINCT FROM b.demangled_id
                    AND n.short_id IS NOT DISTINCT FROM b.short_id
                    AND n.mangled_id IS NOT DISTINCT FROM b.mangled_id
-                WHERE b._d = 0""")
+                WHERE b._d = 0""", when_read=self.prefetch_rest)
         n = self._count_new("gpu_kernels")
         self.parsed += n
         self._fill_names()

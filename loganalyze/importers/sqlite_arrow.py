@@ -75,15 +75,20 @@ def adbc_stream(uri: str | None, sql: str) -> Iterator[pa.RecordBatchReader]:
 
 
 def read_typed(uri: str, sql: str, schema: pa.Schema) -> pa.Table | None:
-    """All rows of ``sql`` as one table when every value has the type ``schema`` gives its
+    """All rows of ``sql`` but its first, a typed dummy row whose first column is NULL (the
+    only NULL there), as one table, when every value has the type ``schema`` gives its
     column; None when one has not, or when the read fails (a second, checked read says why)."""
     try:
         with adbc_stream(uri, sql) as rdr:
             if rdr.schema.types != schema.types:  # a value of another type in the first batch
                 return None
-            return rdr.read_all()
+            data = rdr.read_all()
     except Exception:  # a value of another type further on, or a damaged file
         return None
+    first = data.column(0)
+    if data.num_rows == 0 or first.null_count != 1 or first[0].is_valid:
+        return None
+    return data.slice(1)
 
 
 def read_parts_typed(uri: str, sqls: list[str], schema: pa.Schema) -> pa.Table | None:

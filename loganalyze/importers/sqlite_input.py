@@ -15,15 +15,16 @@ import os
 import sqlite3
 import threading
 from contextlib import ExitStack, contextmanager
-from typing import Iterator
+from typing import Callable, Iterator
 
+import numpy as np
 import pyarrow as pa
 
 from ..grammars import nsys as nsys_grammar
 from ..grammars import nvprof_sqlite as nvprof_grammar
 from .. import tempfiles
 from ..inputs import InputError
-from .base import IngestContext, create_arrow_table
+from .base import IngestContext, create_arrow_table, insert_arrow
 from .sqlite_arrow import adbc_ready, adbc_stream, read_parts_typed
 from .sqlite_guard import (MAX_CELL_BYTES, StatementClock, base_tables, open_readonly, quote_ident, sqlite_uri,
                            statement_seconds)
@@ -212,13 +213,11 @@ class SqliteFile:
         except sqlite3.DatabaseError as exc:
             raise self._error(exc, what or "the database") from None
 
-    def table_select(self, table: str, cols: list, rowid: str = "rowid", plain: bool = False,
-                     where: str | None = None) -> tuple[str, list[str], list[str]]:
+    def table_select(self, table: str, cols: list, rowid: str = "rowid") -> tuple[str, list[str], list[str]]:
         """(SQL, names, types) reading the mapped columns ``cols`` (:class:`~loganalyze.grammars.nsys.Col`)
-        of ``table``, after one typed dummy row (``_d = 1``; :func:`~loganalyze.grammars.nsys.select_sql`,
-        whose ``plain`` and ``where`` these are)."""
-        sql, names = nsys_grammar.select_sql(table, cols, self.columns(table), rowid=rowid, where=where,
-                                             max_cell=MAX_CELL_BYTES if adbc_ready() else None, plain=plain)
+        of ``table``, after one typed dummy row (``_d = 1``; :func:`~loganalyze.grammars.nsys.select_sql`)."""
+        sql, names = nsys_grammar.select_sql(table, cols, self.columns(table), rowid=rowid,
+                                             max_cell=MAX_CELL_BYTES if adbc_ready() else None)
         return sql, names, nsys_grammar.select_types(cols)
 
     def small_rows(self, table: str) -> bool:
@@ -246,12 +245,21 @@ class SqliteFile:
         return [f"rowid >= {a} AND rowid < {b}" for a, b in zip(cuts, cuts[1:])]
 
     def _plain_table(self, table: str, cols: list, rowid: str, wheres: list[str | None]) -> pa.Table | None:
-        """``cols`` of ``table`` without a check per cell (``plain``), part by part on as many
-        threads; None when a value needs the checks (a time that is not an integer) or the
-        read fails.  Only for a table whose rows are all small (:meth:`small_rows`)."""
-        selects = [self.table_select(table, cols, rowid, plain=True, where=w) for w in wheres]
-        _, names, types = selects[0]
-        return read_parts_typed(self.uri, [sql for sql, _, _ in selects], _schema(names, types))
+        """``cols`` of ``table`` without a check per cell
+        (:func:`~loganalyze.grammars.nsys.plain_select_sql`), part by part on as many threads,
+        with the columns :meth:`table_select` adds (``_d``, ``_bad``, ``_big``: 0, '', 0);
+        None when a value needs the checks (a time that is not an integer) or the read fails.
+        Only for a table whose rows are all small (:meth:`small_rows`)."""
+        selects = [nsys_grammar.plain_select_sql(table, cols, self.columns(table), rowid=rowid, where=w)
+                   for w in wheres]
+        schema = _schema(selects[0][1], ["INTEGER"] + [c.type for c in cols])
+        data = read_parts_typed(self.uri, [sql for sql, _ in selects], schema)
+        if data is None:
+            return None
+        n = data.num_rows
+        zeros = pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(np.zeros(n, np.int64))])
+        empty = pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(np.zeros(n + 1, np.int32)), pa.py_buffer(b"")])
+        return data.append_column("_d", zeros).append_column("_bad", empty).append_column("_big", zeros)
 
     def _read_whole(self, table: str, cols: list, rowid: str, plain: bool, wheres: list[str | None]) -> pa.Table:
         """All of ``cols`` of ``table`` in memory (on a helper thread): plainly when ``plain``
@@ -264,49 +272,58 @@ class SqliteFile:
             return rdr.read_all()
 
     def copy_into(self, con, target: str, table: str, cols: list, select: str, rowid: str = "rowid",
-                  times: str | None = "span", checked: str = "TRUE", tally: str | None = None) -> list[tuple]:
+                  times: str | None = "span", checked: str = "TRUE", tally: str | None = None,
+                  when_read: Callable[[], None] | None = None) -> list[tuple]:
         """The mapped columns ``cols`` of ``table`` into DuckDB table ``target`` through
         ``select``, which reads them as ``_arrow`` and leaves out the dummy row (``_d = 0``).
-        The rows are staged first: ``select`` may join them.  The rows of ``checked`` (SQL
+        The rows are in memory first: ``select`` may join them.  The rows of ``checked`` (SQL
         over ``_arrow``) whose times are unusable (:func:`~loganalyze.grammars.nsys.time_problem_sql`;
         ``times``: "span", "order" or None) are skipped with their reason before ``select`` runs.
         Returns the rows of ``tally`` (SQL over ``_arrow``, run before any row is skipped), or [].
+        ``when_read`` is called once the rows are read, before DuckDB works on them.
 
         With the ADBC driver, a table whose rows are all small is read without a check per
-        cell, in parts on both cores; a time that is not an integer sends it through the
-        checked SELECT, whose answers are the same."""
+        cell, in parts on both cores, and DuckDB reads the Arrow table as it is; a time that is
+        not an integer sends it through the checked SELECT, whose answers are the same."""
         data = self._take_prefetched((table, tuple(cols), rowid))
         if data is None and adbc_ready() and self.small_rows(table):
             data = self._plain_table(table, cols, rowid, self._parts(table, rowid, READ_PARTS))
-        if data is not None:
-            create_arrow_table(con, "_arrow", data, temp=True)
-            del data
-        else:
+        if data is None:  # staged as temporary table _arrow
             with self.reader(*self.table_select(table, cols, rowid), what=f"table {table}") as rdr:
                 create_arrow_table(con, "_arrow", rdr, temp=True)
+        if when_read is not None:
+            when_read()
         try:
-            big = con.execute("SELECT min(row_no) FROM _arrow WHERE _d = 0 AND _big <> 0").fetchone()[0]
+            big = _rows(con, "SELECT min(row_no) FROM _arrow WHERE _d = 0 AND _big <> 0", data)[0][0]
             if big is not None:
                 raise InputError(f"{self.display}: table {table} row {big}: a cell holds more than {MAX_CELL_BYTES} "
                                  "bytes; not an export loganalyze can read")
-            counts = con.execute(tally).fetchall() if tally else []
+            counts = _rows(con, tally, data) if tally else []
             problem = nsys_grammar.time_problem_sql([c.name for c in cols], times)
             if problem is not None:
-                self._skip_rows(con, table, problem, checked)
-            con.execute(f"INSERT INTO {target} BY NAME {select}")
+                data = self._skip_rows(con, data, table, problem, checked)
+            if data is None:
+                con.execute(f"INSERT INTO {target} BY NAME {select}")
+            else:
+                insert_arrow(con, target, data, select=select)
             return counts
         finally:
             con.execute("DROP TABLE IF EXISTS temp._arrow")
 
-    def _skip_rows(self, con, table: str, problem: str, checked: str) -> None:
-        """Skip (with the reason) and drop from ``_arrow`` the rows whose ``problem`` is not NULL."""
-        rows = con.execute(f"""SELECT row_no, why FROM (SELECT row_no, {problem} AS why FROM _arrow
-                               WHERE _d = 0 AND ({checked})) WHERE why IS NOT NULL ORDER BY row_no""").fetchall()
+    def _skip_rows(self, con, data: pa.Table | None, table: str, problem: str, checked: str) -> pa.Table | None:
+        """Skip (with the reason) and drop from ``_arrow`` the rows whose ``problem`` is not NULL;
+        ``_arrow`` is ``data``, or the temporary table when None.  Returns where the rows left are:
+        ``data``, or None when they had to be staged to drop some."""
+        rows = _rows(con, f"""SELECT row_no, why FROM (SELECT row_no, {problem} AS why FROM _arrow
+                              WHERE _d = 0 AND ({checked})) WHERE why IS NOT NULL ORDER BY row_no""", data)
         if not rows:
-            return
+            return data
         for row_no, why in rows:
             self.ctx.skip(row_no, why, f"{table} row {row_no}")
+        if data is not None:
+            create_arrow_table(con, "_arrow", data, temp=True)
         con.execute(f"DELETE FROM _arrow WHERE _d = 0 AND ({checked}) AND {problem} IS NOT NULL")
+        return None
 
     def prefetch(self, table: str, cols: list, rowid: str = "rowid") -> None:
         """Start reading ``cols`` of ``table`` into memory on a helper thread (the ADBC driver
@@ -384,6 +401,15 @@ class SqliteFile:
             yield pa.RecordBatchReader.from_batches(schema, _fetch_batches(cur, schema, self, what))
         finally:
             cur.close()
+
+
+def _rows(con, sql: str, data: pa.Table | None) -> list[tuple]:
+    """The rows of ``sql``, in which ``_arrow`` is ``data`` (DuckDB's replacement scan of this
+    frame's local variable), or the temporary table ``_arrow`` when ``data`` is None."""
+    if data is None:
+        return con.execute(sql).fetchall()
+    _arrow = data  # noqa: F841 - read by DuckDB's replacement scan
+    return con.execute(sql).fetchall()
 
 
 def _schema(names: list[str], types: list[str]) -> pa.Schema:
