@@ -5,6 +5,9 @@ a gzipped one is first unpacked to a temporary file), lists its tables and colum
 streams a SELECT as Arrow record batches: with the ADBC SQLite driver when it is installed
 (C++, about 5x faster), else with the standard ``sqlite3`` module in big ``fetchmany``
 batches.  DuckDB consumes the stream in one INSERT per table; no row goes in one by one.
+With the driver, a table whose rows are all small is read without a check per cell, in two
+rowid ranges at once, into one Arrow table that DuckDB reads as it is (:meth:`SqliteFile.copy_into`;
+:mod:`.sqlite_arrow`).
 
 :func:`head_flavour` and :func:`sqlite_flavour` tell which profiler wrote a database, from
 its first bytes (sniffing) and from its table list (once open).
