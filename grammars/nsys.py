@@ -135,6 +135,20 @@ def quote_ident(name: str) -> str:
     return '"' + str(name).replace('"', '""') + '"'
 
 
+def _source(c: Col, present: set[str]) -> tuple[str, bool] | None:
+    """(SQL, stored) reading mapped column ``c``: its first source column present, quoted
+    (stored True), or the SQL after "=", over columns a table always has (stored False);
+    None when the table has none."""
+    src = next((s for s in c.sources if s in present or s.startswith("=")), None)
+    if src is None:
+        return None
+    return (src[1:], False) if src.startswith("=") else (quote_ident(src), True)
+
+
+#: the typed dummy row's value per SQLite type
+_DUMMY = {"INTEGER": "0", "TEXT": "''", "REAL": "0.0"}
+
+
 def select_sql(table: str, cols: list[Col], present: set[str], rowid: str = "rowid",
                where: str | None = None, max_cell: int | None = None) -> tuple[str, list[str]]:
     """A SELECT reading ``cols`` from ``table``, preceded by one typed dummy row.
@@ -145,21 +159,20 @@ def select_sql(table: str, cols: list[Col], present: set[str], rowid: str = "row
     a blob (read as NULL); with ``max_cell`` a cell longer than that many bytes is read as
     NULL and flags its row in ``_big`` (``octet_length`` reads no content: SQLite 3.43+).
     Returns the SQL and the output column names (``row_no`` and ``_d`` first)."""
-    dummy = {"INTEGER": "0", "TEXT": "''", "REAL": "0.0"}
-    first = ["1 AS _d", "0 AS row_no"] + [f"{dummy[c.type]} AS {c.name}" for c in cols] + ["'' AS _bad", "0 AS _big"]
+    first = ["1 AS _d", "0 AS row_no"] + [f"{_DUMMY[c.type]} AS {c.name}" for c in cols] + ["'' AS _bad", "0 AS _big"]
     second = ["0", f"{rowid}"]
     bad, big = [], []
     for c in cols:
-        src = next((s for s in c.sources if s in present or s.startswith("=")), None)
-        if src is None:
+        source = _source(c, present)
+        if source is None:
             second.append("NULL")
             continue
-        expr = src[1:] if src.startswith("=") else quote_ident(src)  # "=": SQL over columns it always has
+        expr, stored = source
         value = f"CAST({expr} AS {c.type})"
         if c.name in TIME_COLUMNS:
             value = f"CASE WHEN typeof({expr}) IN ('text', 'blob') THEN NULL ELSE {value} END"
             bad.append(f"CASE WHEN typeof({expr}) IN ('text', 'blob') THEN '{c.name} ' ELSE '' END")
-        if max_cell is not None and not src.startswith("="):
+        if max_cell is not None and stored:
             value = f"CASE WHEN octet_length({expr}) > {max_cell} THEN NULL ELSE {value} END"
             big.append(f"octet_length({expr}) > {max_cell}")
         second.append(value)
@@ -169,6 +182,30 @@ def select_sql(table: str, cols: list[Col], present: set[str], rowid: str = "row
     if where:
         sql += f" WHERE {where}"
     return sql, ["_d", "row_no"] + [c.name for c in cols] + ["_bad", "_big"]
+
+
+def plain_select_sql(table: str, cols: list[Col], present: set[str], rowid: str = "rowid",
+                     where: str | None = None) -> tuple[str, list[str]]:
+    """:func:`select_sql`'s rows without a check per cell, for a table whose rows are all
+    small and a reader that fails on a value of another type than the dummy row's: every
+    column as it is stored (a time or number that is text, a blob or a real then fails the
+    read, and the caller reads the table with :func:`select_sql`; an integer or NULL reads
+    as CAST reads it).  The dummy row comes first, with a NULL ``row_no``; there are no
+    ``_d``, ``_bad`` and ``_big`` columns (0, '' and 0 for every row read).
+    Returns the SQL and the output column names (``row_no`` first)."""
+    first = ["NULL AS row_no"] + [f"{_DUMMY[c.type]} AS {c.name}" for c in cols]
+    second = [rowid]
+    for c in cols:
+        source = _source(c, present)
+        if source is None:
+            second.append("NULL")
+        else:
+            expr, stored = source
+            second.append(expr if stored else f"CAST({expr} AS {c.type})")
+    sql = f"SELECT {', '.join(first)} UNION ALL SELECT {', '.join(second)} FROM {quote_ident(table)}"
+    if where:
+        sql += f" WHERE {where}"
+    return sql, ["row_no"] + [c.name for c in cols]
 
 
 def select_types(cols: list[Col]) -> list[str]:

@@ -1,20 +1,23 @@
 #!/usr/bin/env python3
-"""Benchmark: a large Nsight Systems export, loganalyze against plain SQLite.
+"""Benchmark: large Nsight Systems exports, loganalyze against plain SQLite, side by side.
 
-1. Builds (with the standard ``sqlite3`` module; kept and reused) an nsys-schema export
-   with ``--kernels`` kernels (default 2,000,000), one runtime launch call each, and
-   ``--ranges`` NVTX push/pop ranges (default 200,000) on one thread: steps, each holding
-   nine PyTorch ``emit_nvtx`` operator ranges, plus ten launches between operators.
-2. Times, side by side:
+1. Builds (with the standard ``sqlite3`` module; kept and reused) an nsys-schema export per
+   size in ``--kernels`` (default 2,000,000), one runtime launch call per kernel, and one NVTX
+   push/pop range per ``--kernels-per-range`` kernels (default 10) on one thread: steps, each
+   holding nine PyTorch ``emit_nvtx`` operator ranges, plus ten launches between operators.
+2. Times, in ``--rounds`` rounds (default 3; medians kept), each command in its own process
+   with its peak RSS and CPU seconds (``os.wait4``), one after another so that load from other
+   processes falls on all alike:
    (a) the floor: one SQLite ``GROUP BY`` per kernel name on that file;
    (b) ``loganalyze ingest`` into a fresh database, then ``loganalyze summary --by kernel``;
-   (c) ``loganalyze summary --by op`` (kernel -> launch -> innermost NVTX range);
-   each command in its own process, with its peak RSS (``wait4``).
+   (c) ``loganalyze summary --by op`` (kernel -> launch -> innermost NVTX range).
 3. Checks that (b)'s per-kernel counts and totals equal (a)'s.
+4. Prints one row per size: (a), (b), (b)/(a), ingest, summary, (c), peak RSS.
 
-    python scripts/bench_nsys.py [--kernels N] [--ranges N] [--dir bench-data] [--record docs/benchmarks.md]
+    python scripts/bench_nsys.py [--kernels 2000000,4000000,8000000] [--rounds 3] [--dir bench-data]
+                                 [--record docs/benchmarks.md]
 
-Targets (issue 3): (b)/(a) <= 3, (c) <= 5 s on 2 cores, peak RSS <= 2 GB.
+Targets (issue 10): (b)/(a) <= 3 (goal 1.5) at 2 M kernels; (c) <= 5 s; peak RSS <= 2 GB.
 """
 from __future__ import annotations
 
@@ -23,8 +26,10 @@ import json
 import os
 import platform
 import sqlite3
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -121,78 +126,111 @@ def build(path: Path, n_kernels: int, n_ranges: int) -> None:
     tmp.rename(path)
 
 
-def run_measured(cmd: list[str], env=None) -> tuple[float, float, str]:
-    t = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    out = p.stdout.read()
-    err = p.stderr.read()
-    _, status, ru = os.wait4(p.pid, 0)
-    dt = time.perf_counter() - t
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed: {err.decode(errors='replace').strip()[-800:]}")
-    return dt, ru.ru_maxrss / 1024, out.decode()
+def run_measured(cmd: list[str]) -> tuple[float, float, float, str]:
+    """Wall seconds, CPU seconds (user + system), peak RSS in MiB and standard output of
+    ``cmd`` in its own process (``os.wait4``); exits with its error when it fails."""
+    with tempfile.TemporaryFile() as err:
+        t = time.perf_counter()
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err)
+        out = p.stdout.read()
+        _, status, ru = os.wait4(p.pid, 0)
+        dt = time.perf_counter() - t
+        p.returncode = os.waitstatus_to_exitcode(status)
+        p.stdout.close()
+        if p.returncode != 0:
+            err.seek(0)
+            raise SystemExit(f"{' '.join(cmd)} failed: {err.read().decode(errors='replace').strip()[-800:]}")
+    return dt, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024, out.decode()
+
+
+FLOOR_SQL = ("SELECT s.value, count(*), sum(k.end - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+             "JOIN StringIds s ON s.id = k.demangledName GROUP BY 1")
+
+
+def export_for(d: Path, n_kernels: int, per_range: int, rebuild: bool) -> Path:
+    """The export of ``n_kernels`` kernels in ``d``, built when missing."""
+    n_ranges = max(10, n_kernels // per_range)
+    export = d / f"nsys_bench_{n_kernels}k_{n_ranges}r.sqlite"
+    if rebuild or not export.exists():
+        t = time.perf_counter()
+        build(export, n_kernels, n_ranges)
+        print(f"built {export} ({export.stat().st_size / 2**20:.0f} MiB) in {time.perf_counter() - t:.1f} s",
+              flush=True)
+    return export
+
+
+def measure(export: Path, d: Path, rounds: int) -> dict:
+    """Median figures of (a), (b) and (c) over ``rounds`` rounds on ``export``."""
+    floor_code = (f"import sqlite3,json; c=sqlite3.connect('file:{export}?mode=ro', uri=True); "
+                  f"print(json.dumps(c.execute({FLOOR_SQL!r}).fetchall()))")
+    la = [sys.executable, "-m", "loganalyze.cli"]
+    db = d / "nsys_bench.duckdb"
+    runs: dict[str, list] = {k: [] for k in ("a", "ingest", "summary", "c")}
+    loads = []
+    run_measured([sys.executable, "-c", floor_code])  # page cache warm for both
+    for _ in range(rounds):
+        loads.append(os.getloadavg()[0])
+        runs["a"].append(run_measured([sys.executable, "-c", floor_code]))
+        for p in (db, Path(str(db) + ".wal")):
+            if p.exists():
+                p.unlink()
+        runs["ingest"].append(run_measured(la + ["ingest", "-q", "--db", str(db), str(export)]))
+        runs["summary"].append(run_measured(la + ["summary", "--db", str(db), "--by", "kernel", "--format", "json"]))
+        runs["c"].append(run_measured(la + ["summary", "--db", str(db), "--by", "op", "--format", "json"]))
+    floor = {n: (c, t) for n, c, t in json.loads(runs["a"][-1][3])}
+    ours = {r["kernel"]: (r["count"], r["total_ns"]) for r in json.loads(runs["summary"][-1][3])}
+    assert ours == floor, f"{export}: per-kernel totals differ from the SQLite GROUP BY"
+    ops = json.loads(runs["c"][-1][3])
+    med = {k: [statistics.median(r[i] for r in v) for i in range(3)] for k, v in runs.items()}
+    b_each = [i[0] + s[0] for i, s in zip(runs["ingest"], runs["summary"])]
+    ratios = [b / a[0] for b, a in zip(b_each, runs["a"])]
+    with sqlite3.connect(f"file:{export}?mode=ro", uri=True) as con:
+        n_k = con.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0]
+    return {"kernels": n_k, "mib": export.stat().st_size / 2**20, "a": med["a"], "ingest": med["ingest"],
+            "summary": med["summary"], "c": med["c"], "b": statistics.median(b_each),
+            "ratio": statistics.median(ratios), "ratios": ratios, "loads": loads, "names": len(floor),
+            "attributed": sum(r["count"] for r in ops if not r["op"].startswith("(")), "ops": len(ops) - 1,
+            "rss": max(med["ingest"][2], med["summary"][2], med["c"][2])}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--kernels", type=int, default=2_000_000)
-    ap.add_argument("--ranges", type=int, default=200_000)
+    ap.add_argument("--kernels", default="2000000", help="comma-separated kernel counts (e.g. 2000000,4000000)")
+    ap.add_argument("--kernels-per-range", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--dir", default=str(ROOT / "bench-data"))
     ap.add_argument("--record", help="append the results to this Markdown file (docs/benchmarks.md)")
     ap.add_argument("--rebuild", action="store_true")
     args = ap.parse_args()
     d = Path(args.dir)
     d.mkdir(parents=True, exist_ok=True)
-    export = d / f"nsys_bench_{args.kernels}k_{args.ranges}r.sqlite"
-    if args.rebuild or not export.exists():
-        t = time.perf_counter()
-        build(export, args.kernels, args.ranges)
-        print(f"built {export} ({export.stat().st_size / 2**20:.0f} MiB) in {time.perf_counter() - t:.1f} s")
-    size_mib = export.stat().st_size / 2**20
-    with sqlite3.connect(f"file:{export}?mode=ro", uri=True) as con:
-        n_k, n_r, n_n = (con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in
-                         ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"))
-    floor_sql = ("SELECT s.value, count(*), sum(k.end - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL k "
-                 "JOIN StringIds s ON s.id = k.demangledName GROUP BY 1")
-    floor_code = (f"import sqlite3,json,sys; c=sqlite3.connect('file:{export}?mode=ro', uri=True); "
-                  f"print(json.dumps(c.execute({floor_sql!r}).fetchall()))")
-    ta, rss_a, out_a = run_measured([sys.executable, "-c", floor_code])
-    floor = {n: (c, t) for n, c, t in json.loads(out_a)}
-
-    db = d / "nsys_bench.duckdb"
-    for p in (db, Path(str(db) + ".wal")):
-        if p.exists():
-            p.unlink()
-    la = [sys.executable, "-m", "loganalyze.cli"]
-    env = dict(os.environ)
-    t_ing, rss_ing, _ = run_measured(la + ["ingest", "-q", "--db", str(db), str(export)], env)
-    t_sum, rss_sum, out = run_measured(la + ["summary", "--db", str(db), "--by", "kernel", "--format", "json"], env)
-    ours = {r["kernel"]: (r["count"], r["total_ns"]) for r in json.loads(out)}
-    assert ours == floor, "per-kernel totals differ from the SQLite GROUP BY"
-    t_op, rss_op, out = run_measured(la + ["summary", "--db", str(db), "--by", "op", "--format", "json"], env)
-    ops = json.loads(out)
-    attributed = sum(r["count"] for r in ops if not r["op"].startswith("("))
-    tb = t_ing + t_sum
-    rows = [
-        ("(a) sqlite3 GROUP BY per kernel name (floor)", ta, rss_a),
-        ("(b1) loganalyze ingest", t_ing, rss_ing),
-        ("(b2) loganalyze summary --by kernel", t_sum, rss_sum),
-        ("(b) = ingest + summary --by kernel", tb, max(rss_ing, rss_sum)),
-        ("(c) loganalyze summary --by op", t_op, rss_op),
-    ]
+    sizes = [int(float(k)) for k in args.kernels.split(",") if k.strip()]
+    exports = [export_for(d, n, args.kernels_per_range, args.rebuild) for n in sizes]
     try:
         import adbc_driver_sqlite  # noqa: F401
         reader = "ADBC SQLite driver"
     except ImportError:
         reader = "stdlib sqlite3"
-    head = (f"{n_k:,} kernels, {n_r:,} runtime calls, {n_n:,} NVTX ranges; export {size_mib:.0f} MiB; "
-            f"{os.cpu_count()} cores, Python {platform.python_version()}, reader: {reader}")
-    lines = [head, "", "| step | seconds | peak RSS (MiB) |", "|---|---:|---:|"]
-    lines += [f"| {n} | {t:.2f} | {r:.0f} |" for n, t, r in rows]
-    lines += ["", f"(b)/(a) = {tb / ta:.2f} (target <= 3); (c) = {t_op:.2f} s (target <= 5 s); "
-              f"peak RSS {max(r for _, _, r in rows):.0f} MiB (target <= 2048). "
-              f"Per-kernel totals equal the SQLite GROUP BY for all {len(floor)} names; "
-              f"{attributed:,} of {n_k:,} kernels attributed to {len(ops) - 1} operators."]
+    load0 = os.getloadavg()
+    results = [measure(e, d, args.rounds) for e in exports]
+    head = (f"{os.cpu_count()} cores, Python {platform.python_version()}, reader: {reader}; "
+            f"{args.rounds} rounds, medians; 1-min load {load0[0]:.2f} at the start, "
+            f"{os.getloadavg()[0]:.2f} at the end")
+    lines = [head, "",
+             "| kernels | export MiB | (a) sqlite3 floor s | (b) ingest + summary s | (b)/(a) | ingest s (CPU s) "
+             "| summary --by kernel s | (c) summary --by op s | peak RSS MiB |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in results:
+        lines.append(f"| {r['kernels']:,} | {r['mib']:.0f} | {r['a'][0]:.2f} | {r['b']:.2f} | **{r['ratio']:.2f}** "
+                     f"| {r['ingest'][0]:.2f} ({r['ingest'][1]:.2f}) | {r['summary'][0]:.2f} | {r['c'][0]:.2f} "
+                     f"| {r['rss']:.0f} |")
+    lines.append("")
+    for r in results:
+        lines.append(f"{r['kernels']:,} kernels: (b)/(a) per round {', '.join(f'{x:.2f}' for x in r['ratios'])} "
+                     f"(load before each: {', '.join(f'{x:.1f}' for x in r['loads'])}); per-kernel totals equal "
+                     f"the SQLite GROUP BY for all {r['names']} names; {r['attributed']:,} kernels attributed to "
+                     f"{r['ops']} operators.")
+    lines.append("Targets: (b)/(a) <= 3 (goal <= 1.5); (c) <= 5 s; peak RSS <= 2048 MiB.")
     text = "\n".join(lines)
     print(text)
     if args.record:

@@ -2,20 +2,21 @@
 tables, small lookup tables for SQL joins, source facts, and the sniffed head's lines.
 
 SQLite inputs are :mod:`.sqlite_input`, kernel names :mod:`loganalyze.names`, NVTX ranges
-:mod:`.nvtx_ranges`; Arrow reaches DuckDB only through :func:`.base.insert_arrow`.
+:mod:`.nvtx_ranges`; Arrow reaches DuckDB only through :func:`.base.insert_arrow`, and
+small tables built in Python as list parameters (:func:`values_select`).
 """
 from __future__ import annotations
 
 import math
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Dict, Iterator, Tuple, Union
 
 import duckdb
 import pyarrow as pa
 
 from ..inputs import SNIFF_BYTES
 from ..lines import BOM
-from .base import IngestContext, RowBuffer, arrow_types, create_arrow_table, insert_arrow
+from .base import IngestContext, RowBuffer, arrow_types, create_arrow_table
 
 
 def table_rows(ctx: IngestContext, table: str) -> RowBuffer:
@@ -24,17 +25,39 @@ def table_rows(ctx: IngestContext, table: str) -> RowBuffer:
     return RowBuffer(ctx, table, [c for c in arrow_types(ctx.con, table) if c != "source_id"])
 
 
+#: a small table built in Python: column name -> (DuckDB type, values), every list as long
+Values = Dict[str, Tuple[str, list]]
+
+
+def values_select(columns: Values) -> tuple[str, list]:
+    """(SELECT, parameters) giving the rows of ``columns``: the lists go to DuckDB as list
+    parameters (``unnest``), not through pyarrow's conversion of Python objects, which
+    imports pandas (about a third of a second) the first time."""
+    select = ", ".join(f"unnest(?::{sql_type}[]) AS {name}" for name, (sql_type, _) in columns.items())
+    return f"SELECT {select}", [list(values) for _, values in columns.values()]
+
+
 @contextmanager
-def lookup_tables(con: duckdb.DuckDBPyConnection, **tables: pa.Table) -> Iterator[None]:
-    """Small Arrow tables (typed arrays) as temporary DuckDB tables for the statements
-    inside, dropped after: ``with lookup_tables(con, _kinds=table): ...``."""
+def lookup_tables(con: duckdb.DuckDBPyConnection, **tables: Union[pa.Table, Values]) -> Iterator[None]:
+    """Small tables (Arrow tables of typed arrays, or :data:`Values`) as temporary DuckDB
+    tables for the statements inside, dropped after: ``with lookup_tables(con, _kinds=table): ...``."""
     try:
         for name, data in tables.items():
-            create_arrow_table(con, name, data, temp=True)
+            if isinstance(data, dict):
+                select, params = values_select(data)
+                con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {select}", params)
+            else:
+                create_arrow_table(con, name, data, temp=True)
         yield
     finally:
         for name in tables:
             con.execute(f"DROP TABLE IF EXISTS temp.{name}")
+
+
+def insert_values(con: duckdb.DuckDBPyConnection, table: str, columns: Values) -> None:
+    """The rows of ``columns`` (:data:`Values`) into ``table``, by column name."""
+    select, params = values_select(columns)
+    con.execute(f"INSERT INTO {table} BY NAME {select}", params)
 
 
 def put_meta(ctx: IngestContext, items: dict) -> None:
@@ -42,11 +65,11 @@ def put_meta(ctx: IngestContext, items: dict) -> None:
     rows = [(k, None if v is None else str(v)) for k, v in items.items() if v is not None]
     if not rows:
         return
-    insert_arrow(ctx.con, "gpu_source_meta", pa.table({
-        "source_id": pa.array([ctx.source_id] * len(rows), pa.int32()),
-        "key": pa.array([r[0] for r in rows], pa.string()),
-        "value": pa.array([r[1] for r in rows], pa.string()),
-    }))
+    insert_values(ctx.con, "gpu_source_meta", {
+        "source_id": ("INTEGER", [ctx.source_id] * len(rows)),
+        "key": ("VARCHAR", [r[0] for r in rows]),
+        "value": ("VARCHAR", [r[1] for r in rows]),
+    })
 
 
 def first_lines(head: bytes, limit: int = 200) -> list[str]:

@@ -12,15 +12,13 @@ type are skipped with their reason.
 """
 from __future__ import annotations
 
-import pyarrow as pa
-
 from ..grammars import nsys as g
 from ..grammars.nsys import quote_ident as q
 from ..grammars.cuda_api import base_api_name_sql
 from ..inputs import InputError
 from ..names import name_forms
-from .base import IngestContext, insert_arrow
-from .gpu_common import lookup_tables, put_meta
+from .base import IngestContext
+from .gpu_common import insert_values, lookup_tables, put_meta
 from .nvtx_ranges import insert_nvtx_ranges
 from .sqlite_input import NSYS, SqliteFile, SqliteProfileImporter
 
@@ -45,17 +43,16 @@ class _NsysIngest:
         self.ctx, self.db, self.con, self.sid = ctx, db, ctx.con, ctx.source_id
         self.total = self.parsed = self.other = 0
         self.missing: list[str] = []
+        self.prefetched = False
 
     # ------------------------------------------------------------------ driver
     def run(self) -> None:
         ctx, db = self.ctx, self.db
         meta = self.metadata()
         self.load_strings()
-        for table, cols in ((self.db.first(*g.RUNTIME_TABLES), g.RUNTIME), (self.db.first(*g.NVTX_TABLES), g.NVTX)):
-            if table:  # read while the kernels go in
-                self.db.prefetch(table, cols)
         try:
             self.kernels()
+            self.prefetch_rest()  # (done already when there are kernels)
             self.memops()
             self.api_calls()
             self.nvtx()
@@ -111,6 +108,17 @@ class _NsysIngest:
                           f"SELECT id, value, {base_api_name_sql('value')} AS base FROM _arrow WHERE _d = 0",
                           times=None)
 
+    def prefetch_rest(self) -> None:
+        """Start reading the runtime and NVTX tables on helper threads (once): called when the
+        kernels are read (on both cores), so that the runtime calls are read on one core while
+        DuckDB stores the kernels on the other."""
+        if self.prefetched:
+            return
+        self.prefetched = True
+        for table, cols in ((self.db.first(*g.RUNTIME_TABLES), g.RUNTIME), (self.db.first(*g.NVTX_TABLES), g.NVTX)):
+            if table:
+                self.db.prefetch(table, cols)
+
     def _count_new(self, table: str) -> int:
         return self.con.execute(f"SELECT count(*) FROM {table} WHERE source_id = ?", [self.sid]).fetchall()[0][0]
 
@@ -139,7 +147,7 @@ class _NsysIngest:
                 ) n ON n.demangled_id IS NOT DISTINCT FROM b.demangled_id
                    AND n.short_id IS NOT DISTINCT FROM b.short_id
                    AND n.mangled_id IS NOT DISTINCT FROM b.mangled_id
-                WHERE b._d = 0""")
+                WHERE b._d = 0""", when_read=self.prefetch_rest)
         n = self._count_new("gpu_kernels")
         self.parsed += n
         self._fill_names()
@@ -156,8 +164,8 @@ class _NsysIngest:
             return
         names = [r[0] for r in rows]
         forms = [name_forms(n) for n in names]
-        tbl = pa.table({"name": pa.array(names, pa.string()), "d": pa.array([f[0] for f in forms], pa.string()),
-                        "s": pa.array([f[1] for f in forms], pa.string())})
+        tbl = {"name": ("VARCHAR", names), "d": ("VARCHAR", [f[0] for f in forms]),
+               "s": ("VARCHAR", [f[1] for f in forms])}
         with lookup_tables(self.con, _nf=tbl):
             self.con.execute(
                 """UPDATE gpu_kernels SET demangled = coalesce(demangled, _nf.d),
@@ -177,12 +185,12 @@ class _NsysIngest:
     def memops(self) -> int:
         enum = self._enum("ENUM_CUDA_MEMCPY_OPER")
         codes = sorted(set(g.COPY_KINDS) | set(enum))
-        kinds = pa.table({
-            "code": pa.array(codes, pa.int64()),
-            "short": [g.COPY_KINDS.get(c, (f"kind {c}", None))[0] for c in codes],
-            "label": [enum.get(c) or g.COPY_KINDS.get(c, (None, f"kind {c}"))[1] for c in codes],
-        })
-        mem = pa.table({"code": pa.array(list(MEMORY_KINDS), pa.int64()), "label": list(MEMORY_KINDS.values())})
+        kinds = {
+            "code": ("BIGINT", codes),
+            "short": ("VARCHAR", [g.COPY_KINDS.get(c, (f"kind {c}", None))[0] for c in codes]),
+            "label": ("VARCHAR", [enum.get(c) or g.COPY_KINDS.get(c, (None, f"kind {c}"))[1] for c in codes]),
+        }
+        mem = {"code": ("BIGINT", list(MEMORY_KINDS)), "label": ("VARCHAR", list(MEMORY_KINDS.values()))}
         with lookup_tables(self.con, _copykinds=kinds, _memkinds=mem):
             for table in (t for t in g.MEMCPY_TABLES if self.db.has(t)):
                 self.total += self.db.count(table)
@@ -218,14 +226,9 @@ class _NsysIngest:
         other: dict[str, int] = {}
         for table in tables:
             self.total += self.db.count(table)
-            cols = self.db.columns(table)
-            if "eventClass" in cols:
-                for ec, cnt in self.db.fetchall(f"SELECT eventClass, count(*) FROM {q(table)} GROUP BY 1"):
-                    if ec not in g.EVENT_CLASS_API:
-                        key = f"{ec}:{g.EVENT_CLASS_NAMES.get(ec, 'other')}"
-                        other[key] = other.get(key, 0) + cnt
+            has_class = "eventClass" in self.db.columns(table)
             default_api = "driver" if table.endswith("DRIVER") else "runtime"
-            self.db.copy_into(self.con, "gpu_api_calls", table, g.RUNTIME, f"""
+            classes = self.db.copy_into(self.con, "gpu_api_calls", table, g.RUNTIME, f"""
                 SELECT {self.sid} AS source_id, b.row_no,
                        CASE coalesce(b.event_class, {0 if default_api == 'runtime' else 1})
                             WHEN 0 THEN 'runtime' ELSE 'driver' END AS api,
@@ -236,7 +239,12 @@ class _NsysIngest:
                        b.global_tid, b.event_class, b.return_value, '{table}' AS origin
                 FROM _arrow b LEFT JOIN _strings s ON s.id = b.name_id
                 WHERE b._d = 0 AND coalesce(b.event_class, {0 if default_api == 'runtime' else 1}) IN (0, 1)""",
-                checked=f"coalesce(event_class, {0 if default_api == 'runtime' else 1}) IN (0, 1)")
+                checked=f"coalesce(event_class, {0 if default_api == 'runtime' else 1}) IN (0, 1)",
+                tally="SELECT event_class, count(*) FROM _arrow WHERE _d = 0 GROUP BY 1" if has_class else None)
+            for ec, cnt in classes:
+                if ec not in g.EVENT_CLASS_API:
+                    key = f"{ec}:{g.EVENT_CLASS_NAMES.get(ec, 'other')}"
+                    other[key] = other.get(key, 0) + cnt
         n = self._count_new("gpu_api_calls")
         self.parsed += n
         n_other = sum(other.values())
@@ -262,7 +270,7 @@ class _NsysIngest:
                     kind = g.NVTX_ENUM_NAMES.get(str(name))
                     if kind:
                         types[int(code)] = kind
-        tmap = pa.table({"code": pa.array(list(types), pa.int64()), "kind": list(types.values())})
+        tmap = {"code": ("BIGINT", list(types)), "kind": ("VARCHAR", list(types.values()))}
         with lookup_tables(con, _nvtx_types=tmap):
             con.execute("""CREATE OR REPLACE TEMP TABLE _nvtx (source_id INTEGER, row_no BIGINT, text VARCHAR,
                 event_type VARCHAR, kind VARCHAR, code BIGINT, start_ns BIGINT, end_ns BIGINT, duration_ns BIGINT,
@@ -306,12 +314,13 @@ class _NsysIngest:
         if not {"nameId", "globalTid"} <= cols:
             return
         rows = self.db.fetchall(f"SELECT nameId, globalTid FROM {q(g.THREAD_NAMES_TABLE)}")
-        tbl = pa.table({"name_id": pa.array([r[0] for r in rows], pa.int64()),
-                        "gtid": pa.array([r[1] for r in rows], pa.int64())})
-        insert_arrow(self.con, "gpu_threads", tbl, select=f"""
-            SELECT {self.sid} AS source_id, {g.pid_of('gtid')} AS pid, {g.tid_of('gtid')} AS tid,
-                   gtid AS global_tid, s.value AS name
-            FROM _arrow t LEFT JOIN _strings s ON s.id = t.name_id""")
+        tbl = {"name_id": ("BIGINT", [r[0] for r in rows]), "gtid": ("BIGINT", [r[1] for r in rows])}
+        with lookup_tables(self.con, _thread_ids=tbl):
+            self.con.execute(f"""
+                INSERT INTO gpu_threads BY NAME
+                SELECT {self.sid} AS source_id, {g.pid_of('gtid')} AS pid, {g.tid_of('gtid')} AS tid,
+                       gtid AS global_tid, s.value AS name
+                FROM _thread_ids t LEFT JOIN _strings s ON s.id = t.name_id""")
 
     def devices(self) -> None:
         table = self.db.first(*g.GPU_INFO_TABLES)
@@ -326,11 +335,9 @@ class _NsysIngest:
         if not rows:
             return
         cc = [f"{r[4]}.{r[5]}" if r[4] is not None else None for r in rows]
-        tbl = pa.table({
-            "source_id": pa.array([self.sid] * len(rows), pa.int32()),
-            "device": pa.array([r[0] for r in rows], pa.int32()), "name": pa.array([r[1] for r in rows], pa.string()),
-            "sm_count": pa.array([r[2] for r in rows], pa.int32()),
-            "total_memory": pa.array([r[3] for r in rows], pa.int64()),
-            "compute_capability": pa.array(cc, pa.string()), "bus": pa.array([r[6] for r in rows], pa.string()),
+        insert_values(self.con, "gpu_devices", {
+            "source_id": ("INTEGER", [self.sid] * len(rows)),
+            "device": ("INTEGER", [r[0] for r in rows]), "name": ("VARCHAR", [r[1] for r in rows]),
+            "sm_count": ("INTEGER", [r[2] for r in rows]), "total_memory": ("BIGINT", [r[3] for r in rows]),
+            "compute_capability": ("VARCHAR", cc), "bus": ("VARCHAR", [r[6] for r in rows]),
         })
-        insert_arrow(self.con, "gpu_devices", tbl)

@@ -8,18 +8,18 @@ shapes and cost from the range name (:func:`nvtx_op_table`).
 """
 from __future__ import annotations
 
-import pyarrow as pa
-
 from ..grammars.pyprof import parse_marker, parse_nvtx_name
 from ..op_costs import cost_from_pyprof_marker, op_cost
-from .gpu_common import lookup_tables
+from .gpu_common import Values, lookup_tables
 
 
-def nvtx_op_table(texts: list[str]) -> pa.Table:
-    """text -> op, seq, direction, shapes, flops, bytes for NVTX range names that name an
-    operator: PyTorch emit_nvtx names, and PyProf's argument markers
-    (``{'mod': ..., 'op': ..., 'args': [...]}``).  Other names are left out (op = text)."""
+def nvtx_op_table(texts: list[str]) -> Values:
+    """text -> op, seq, direction, shapes, flops, bytes (:data:`~.gpu_common.Values`) for NVTX
+    range names that name an operator: PyTorch emit_nvtx names, and PyProf's argument markers
+    (``{'mod': ..., 'op': ..., 'args': [...]}``).  Other names are left out (op = text).
+    Names differ mostly by their sequence number: each (op, shapes) is costed once."""
     rows = []
+    costs: dict[tuple, tuple] = {}
     for t in texts:
         if t.startswith("{'"):
             m = parse_marker(t)
@@ -30,14 +30,21 @@ def nvtx_op_table(texts: list[str]) -> pa.Table:
         p = parse_nvtx_name(t)
         if p is None or p.direction is None:
             continue
-        flops, nbytes = op_cost(p.op, p.shapes) if p.shapes and p.direction == "fwd" else (None, None)
+        flops, nbytes = None, None
+        if p.shapes and p.direction == "fwd":
+            key = (p.op, p.shapes)
+            if key not in costs:
+                costs[key] = op_cost(p.op, p.shapes)
+            flops, nbytes = costs[key]
         rows.append((t, p.op, p.seq, p.direction, p.shapes_text, flops, nbytes))
-    return pa.table({
-        "text": pa.array([r[0] for r in rows], pa.string()), "op": pa.array([r[1] for r in rows], pa.string()),
-        "seq": pa.array([r[2] for r in rows], pa.int64()), "direction": pa.array([r[3] for r in rows], pa.string()),
-        "shapes": pa.array([r[4] for r in rows], pa.string()),
-        "flops": pa.array([r[5] for r in rows], pa.float64()), "bytes": pa.array([r[6] for r in rows], pa.float64()),
-    })
+    columns = {"text": "VARCHAR", "op": "VARCHAR", "seq": "BIGINT", "direction": "VARCHAR", "shapes": "VARCHAR",
+               "flops": "DOUBLE", "bytes": "DOUBLE"}
+    return {name: (sql_type, [_float(r[i]) if sql_type == "DOUBLE" else r[i] for r in rows])
+            for i, (name, sql_type) in enumerate(columns.items())}
+
+
+def _float(x) -> float | None:
+    return None if x is None else float(x)
 
 
 def insert_nvtx_ranges(con, domains: dict, op_kinds: tuple[str, ...] | None = ("push_pop", "start_end")) -> None:
@@ -46,8 +53,8 @@ def insert_nvtx_ranges(con, domains: dict, op_kinds: tuple[str, ...] | None = ("
     where = f"kind IN ({', '.join(repr(k) for k in op_kinds)}) AND " if op_kinds else ""
     texts = [r[0] for r in con.execute(f"SELECT DISTINCT text FROM _nvtx WHERE {where}text IS NOT NULL").fetchall()]
     ops = nvtx_op_table(texts)
-    dom = pa.table({"domain_id": pa.array([int(k) for k in domains if k is not None], pa.int64()),
-                    "domain": pa.array([v for k, v in domains.items() if k is not None], pa.string())})
+    dom = {"domain_id": ("BIGINT", [int(k) for k in domains if k is not None]),
+           "domain": ("VARCHAR", [v for k, v in domains.items() if k is not None])}
     with lookup_tables(con, _ops=ops, _domains=dom):
         con.execute(NVTX_INSERT_SQL)
 

@@ -5,6 +5,9 @@ a gzipped one is first unpacked to a temporary file), lists its tables and colum
 streams a SELECT as Arrow record batches: with the ADBC SQLite driver when it is installed
 (C++, about 5x faster), else with the standard ``sqlite3`` module in big ``fetchmany``
 batches.  DuckDB consumes the stream in one INSERT per table; no row goes in one by one.
+With the driver, a table whose rows are all small is read without a check per cell, in two
+rowid ranges at once, into one Arrow table that DuckDB reads as it is (:meth:`SqliteFile.copy_into`;
+:mod:`.sqlite_arrow`).
 
 :func:`head_flavour` and :func:`sqlite_flavour` tell which profiler wrote a database, from
 its first bytes (sniffing) and from its table list (once open).
@@ -13,16 +16,19 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from contextlib import contextmanager
-from typing import Iterator
+import threading
+from contextlib import ExitStack, contextmanager
+from typing import Callable, Iterator
 
+import numpy as np
 import pyarrow as pa
 
 from ..grammars import nsys as nsys_grammar
 from ..grammars import nvprof_sqlite as nvprof_grammar
 from .. import tempfiles
 from ..inputs import InputError
-from .base import IngestContext, create_arrow_table
+from .base import IngestContext, create_arrow_table, insert_arrow
+from .sqlite_arrow import adbc_ready, adbc_stream, read_parts_typed
 from .sqlite_guard import (MAX_CELL_BYTES, StatementClock, base_tables, open_readonly, quote_ident, sqlite_uri,
                            statement_seconds)
 
@@ -31,6 +37,10 @@ ARROW_TYPES = {"INTEGER": pa.int64(), "TEXT": pa.string(), "REAL": pa.float64()}
 #: the two profilers that write SQLite databases, and what their databases are called
 NSYS, NVPROF = "nsys", "nvprof"
 FLAVOUR_NAMES = {NSYS: "an Nsight Systems export", NVPROF: "an nvprof database"}
+#: a table is read in this many rowid ranges at once (one thread each) ...
+READ_PARTS = 2
+#: ... when it has at least twice this many rows
+READ_PART_ROWS = 100_000
 
 
 def is_sqlite(head: bytes) -> bool:
@@ -104,30 +114,6 @@ def profile_database(ctx: IngestContext, flavour: str) -> Iterator["SqliteFile"]
         yield db
     finally:
         db.close()
-
-
-def _adbc():
-    """The ADBC SQLite driver when it is installed, allowed, and its SQLite can bound a
-    cell's size without reading it (``octet_length``, SQLite 3.43+); else None."""
-    global _ADBC_OK
-    if os.environ.get("LOGANALYZE_SQLITE_READER", "").lower() == "stdlib":
-        return None
-    try:
-        import adbc_driver_sqlite.dbapi as adbc
-    except Exception:
-        return None
-    if _ADBC_OK is None:
-        try:
-            with adbc.connect() as conn, conn.cursor() as cur:
-                cur.execute("SELECT octet_length('x')")
-                cur.fetchall()
-            _ADBC_OK = True
-        except Exception:
-            _ADBC_OK = False
-    return adbc if _ADBC_OK else None
-
-
-_ADBC_OK: bool | None = None
 
 
 class SqliteFile:
@@ -234,78 +220,153 @@ class SqliteFile:
         """(SQL, names, types) reading the mapped columns ``cols`` (:class:`~loganalyze.grammars.nsys.Col`)
         of ``table``, after one typed dummy row (``_d = 1``; :func:`~loganalyze.grammars.nsys.select_sql`)."""
         sql, names = nsys_grammar.select_sql(table, cols, self.columns(table), rowid=rowid,
-                                             max_cell=MAX_CELL_BYTES if _adbc() is not None else None)
+                                             max_cell=MAX_CELL_BYTES if adbc_ready() else None)
         return sql, names, nsys_grammar.select_types(cols)
 
+    def small_rows(self, table: str) -> bool:
+        """Whether no row of ``table`` holds more than :data:`MAX_CELL_BYTES` bytes, so that
+        no cell can (the largest row in SQLite's ``dbstat`` table, one row per page: the time
+        limit holds; False where the table or ``dbstat`` is missing or cannot be read)."""
+        try:
+            top = self.fetchall("SELECT max(mx_payload) FROM dbstat WHERE name = ?", (table,))[0][0]
+        except InputError:
+            return False
+        return isinstance(top, int) and top <= MAX_CELL_BYTES
+
+    def _parts(self, table: str, rowid: str, parts: int) -> list[str | None]:
+        """``parts`` WHERE clauses cutting ``table`` into rowid ranges of about equal size, in
+        order ([None]: one part)."""
+        if parts < 2 or rowid != "rowid":
+            return [None]
+        t = quote_ident(table)  # two subqueries: SQLite finds each end in the b-tree, without a scan
+        lo, hi = self.fetchall(f"SELECT (SELECT min(rowid) FROM {t}), (SELECT max(rowid) FROM {t})",
+                               what=f"table {table}")[0]
+        if not isinstance(lo, int) or not isinstance(hi, int) or hi - lo < 2 * READ_PART_ROWS:
+            return [None]
+        step = (hi - lo) // parts + 1
+        cuts = [lo + i * step for i in range(parts)] + [hi + 1]
+        return [f"rowid >= {a} AND rowid < {b}" for a, b in zip(cuts, cuts[1:])]
+
+    def _plain_table(self, table: str, cols: list, rowid: str, wheres: list[str | None]) -> pa.Table | None:
+        """``cols`` of ``table`` without a check per cell
+        (:func:`~loganalyze.grammars.nsys.plain_select_sql`), part by part on as many threads,
+        with the columns :meth:`table_select` adds (``_d``, ``_bad``, ``_big``: 0, '', 0);
+        None when a value needs the checks (a time that is not an integer) or the read fails.
+        Only for a table whose rows are all small (:meth:`small_rows`)."""
+        selects = [nsys_grammar.plain_select_sql(table, cols, self.columns(table), rowid=rowid, where=w)
+                   for w in wheres]
+        schema = _schema(selects[0][1], ["INTEGER"] + [c.type for c in cols])
+        data = read_parts_typed(self.uri, [sql for sql, _ in selects], schema)
+        if data is None:
+            return None
+        n = data.num_rows
+        zeros = pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(np.zeros(n, np.int64))])
+        empty = pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(np.zeros(n + 1, np.int32)), pa.py_buffer(b"")])
+        return data.append_column("_d", zeros).append_column("_bad", empty).append_column("_big", zeros)
+
+    def _read_whole(self, table: str, cols: list, rowid: str, plain: bool, wheres: list[str | None]) -> pa.Table:
+        """All of ``cols`` of ``table`` in memory (on a helper thread): plainly when ``plain``
+        and the values allow it, else with the checks."""
+        data = self._plain_table(table, cols, rowid, wheres) if plain else None
+        if data is not None:
+            return data
+        sql, names, types = self.table_select(table, cols, rowid)
+        with self._reader(sql, _schema(names, types)) as rdr:
+            return rdr.read_all()
+
     def copy_into(self, con, target: str, table: str, cols: list, select: str, rowid: str = "rowid",
-                  times: str | None = "span", checked: str = "TRUE") -> None:
+                  times: str | None = "span", checked: str = "TRUE", tally: str | None = None,
+                  when_read: Callable[[], None] | None = None) -> list[tuple]:
         """The mapped columns ``cols`` of ``table`` into DuckDB table ``target`` through
         ``select``, which reads them as ``_arrow`` and leaves out the dummy row (``_d = 0``).
-        The stream is staged first: ``select`` may join it.  The rows of ``checked`` (SQL
+        The rows are in memory first: ``select`` may join them.  The rows of ``checked`` (SQL
         over ``_arrow``) whose times are unusable (:func:`~loganalyze.grammars.nsys.time_problem_sql`;
-        ``times``: "span", "order" or None) are skipped with their reason before ``select`` runs."""
-        with self.reader(*self.table_select(table, cols, rowid), what=f"table {table}") as rdr:
-            create_arrow_table(con, "_arrow", rdr, temp=True)
+        ``times``: "span", "order" or None) are skipped with their reason before ``select`` runs.
+        Returns the rows of ``tally`` (SQL over ``_arrow``, run before any row is skipped), or [].
+        ``when_read`` is called once the rows are read, before DuckDB works on them.
+
+        With the ADBC driver, a table whose rows are all small is read without a check per
+        cell, in parts on both cores, and DuckDB reads the Arrow table as it is; a time that is
+        not an integer sends it through the checked SELECT, whose answers are the same."""
+        data = self._take_prefetched((table, tuple(cols), rowid))
+        if data is None and adbc_ready() and self.small_rows(table):
+            data = self._plain_table(table, cols, rowid, self._parts(table, rowid, READ_PARTS))
+        if data is None:  # staged as temporary table _arrow
+            with self.reader(*self.table_select(table, cols, rowid), what=f"table {table}") as rdr:
+                create_arrow_table(con, "_arrow", rdr, temp=True)
+        if when_read is not None:
+            when_read()
         try:
-            big = con.execute("SELECT min(row_no) FROM _arrow WHERE _d = 0 AND _big <> 0").fetchone()[0]
+            big = _rows(con, "SELECT min(row_no) FROM _arrow WHERE _d = 0 AND _big <> 0", data)[0][0]
             if big is not None:
                 raise InputError(f"{self.display}: table {table} row {big}: a cell holds more than {MAX_CELL_BYTES} "
                                  "bytes; not an export loganalyze can read")
+            counts = _rows(con, tally, data) if tally else []
             problem = nsys_grammar.time_problem_sql([c.name for c in cols], times)
             if problem is not None:
-                self._skip_rows(con, table, problem, checked)
-            con.execute(f"INSERT INTO {target} BY NAME {select}")
+                data = self._skip_rows(con, data, table, problem, checked)
+            if data is None:
+                con.execute(f"INSERT INTO {target} BY NAME {select}")
+            else:
+                insert_arrow(con, target, data, select=select)
+            return counts
         finally:
             con.execute("DROP TABLE IF EXISTS temp._arrow")
 
-    def _skip_rows(self, con, table: str, problem: str, checked: str) -> None:
-        """Skip (with the reason) and drop from ``_arrow`` the rows whose ``problem`` is not NULL."""
-        rows = con.execute(f"""SELECT row_no, why FROM (SELECT row_no, {problem} AS why FROM _arrow
-                               WHERE _d = 0 AND ({checked})) WHERE why IS NOT NULL ORDER BY row_no""").fetchall()
+    def _skip_rows(self, con, data: pa.Table | None, table: str, problem: str, checked: str) -> pa.Table | None:
+        """Skip (with the reason) and drop from ``_arrow`` the rows whose ``problem`` is not NULL;
+        ``_arrow`` is ``data``, or the temporary table when None.  Returns where the rows left are:
+        ``data``, or None when they had to be staged to drop some."""
+        rows = _rows(con, f"""SELECT row_no, why FROM (SELECT row_no, {problem} AS why FROM _arrow
+                              WHERE _d = 0 AND ({checked})) WHERE why IS NOT NULL ORDER BY row_no""", data)
         if not rows:
-            return
+            return data
         for row_no, why in rows:
             self.ctx.skip(row_no, why, f"{table} row {row_no}")
+        if data is not None:
+            create_arrow_table(con, "_arrow", data, temp=True)
         con.execute(f"DELETE FROM _arrow WHERE _d = 0 AND ({checked}) AND {problem} IS NOT NULL")
+        return None
 
     def prefetch(self, table: str, cols: list, rowid: str = "rowid") -> None:
         """Start reading ``cols`` of ``table`` into memory on a helper thread (the ADBC driver
-        reads in C++ without the GIL, so this overlaps with DuckDB working on another table);
+        reads in C without the GIL, so this overlaps with DuckDB working on another table);
         a later :meth:`copy_into` of the same columns takes the result."""
-        sql, names, types = self.table_select(table, cols, rowid)
-        if _adbc() is None or sql in self._prefetched:
+        key = (table, tuple(cols), rowid)
+        if not adbc_ready() or key in self._prefetched:
             return
-        import threading
-
-        schema = pa.schema([(n, ARROW_TYPES[t]) for n, t in zip(names, types)])
+        plain = self.small_rows(table)  # here: the guarded connection serves this thread only
+        wheres = self._parts(table, rowid, READ_PARTS) if plain else [None]
         box: dict = {}
 
         def run() -> None:
             try:
-                with self._reader(sql, schema) as rdr:
-                    box["table"] = rdr.read_all()
+                box["table"] = self._read_whole(table, cols, rowid, plain, wheres)
             except BaseException as exc:  # handed to the reader
                 box["error"] = exc
 
         t = threading.Thread(target=run, daemon=True)
         t.start()
-        self._prefetched[sql] = (t, box)
+        self._prefetched[key] = (t, box)
+
+    def _take_prefetched(self, key: tuple) -> pa.Table | None:
+        """The table :meth:`prefetch` read for ``key`` (None when it was not asked for)."""
+        if key not in self._prefetched:
+            return None
+        t, box = self._prefetched.pop(key)
+        t.join()
+        if "error" in box:
+            err = box["error"]
+            raise err if isinstance(err, InputError) else InputError(
+                f"{self.display}: cannot read ({' '.join(str(err).split())[:300]})")
+        return box["table"]
 
     @contextmanager
     def reader(self, sql: str, names: list[str], types: list[str], what: str = "") -> Iterator[pa.RecordBatchReader]:
         """The rows of ``sql`` as an Arrow record batch stream (``types``: INTEGER/TEXT/REAL);
         ``what`` names what it reads in messages."""
-        schema = pa.schema([(n, ARROW_TYPES[t]) for n, t in zip(names, types)])
+        schema = _schema(names, types)
         self.stream_error = None
-        if sql in self._prefetched:
-            t, box = self._prefetched.pop(sql)
-            t.join()
-            if "error" in box:
-                err = box["error"]
-                raise err if isinstance(err, InputError) else InputError(
-                    f"{self.display}: cannot read ({' '.join(str(err).split())[:300]})")
-            yield box["table"].cast(schema)
-            return
         try:
             with self._reader(sql, schema, what) as rdr:
                 yield rdr
@@ -323,26 +384,15 @@ class SqliteFile:
 
     @contextmanager
     def _reader(self, sql: str, schema: pa.Schema, what: str = "") -> Iterator[pa.RecordBatchReader]:
-        adbc = _adbc()
-        if adbc is not None:
-            conn = adbc.connect(self.uri)
-            cur = conn.cursor()
-            try:
+        if adbc_ready():
+            with ExitStack() as stack:
                 try:
-                    try:
-                        cur.adbc_statement.set_options(**{"adbc.sqlite.query.batch_rows": "65536"})
-                    except Exception:  # an older driver: its default batch size
-                        pass
-                    cur.execute(sql)
-                    rdr = cur.fetch_record_batch()
+                    rdr = stack.enter_context(adbc_stream(self.uri, sql))
                 except Exception as exc:
                     raise InputError(f"{self.display}: cannot read ({' '.join(str(exc).split())})") from None
                 # the driver's stream goes to DuckDB as it is (C to C, no Python per batch) when its
                 # schema is the one asked for, which the typed dummy row makes the rule
                 yield rdr if rdr.schema.equals(schema) else _checked(rdr, schema, self)
-            finally:
-                cur.close()
-                conn.close()
             return
         cur = self.con.cursor()
         try:
@@ -354,6 +404,20 @@ class SqliteFile:
             yield pa.RecordBatchReader.from_batches(schema, _fetch_batches(cur, schema, self, what))
         finally:
             cur.close()
+
+
+def _rows(con, sql: str, data: pa.Table | None) -> list[tuple]:
+    """The rows of ``sql``, in which ``_arrow`` is ``data`` (DuckDB's replacement scan of this
+    frame's local variable), or the temporary table ``_arrow`` when ``data`` is None."""
+    if data is None:
+        return con.execute(sql).fetchall()
+    _arrow = data  # noqa: F841 - read by DuckDB's replacement scan
+    return con.execute(sql).fetchall()
+
+
+def _schema(names: list[str], types: list[str]) -> pa.Schema:
+    """The Arrow schema of a SELECT's columns ``names`` of SQLite ``types``."""
+    return pa.schema([(n, ARROW_TYPES[t]) for n, t in zip(names, types)])
 
 
 def _checked(rdr: pa.RecordBatchReader, schema: pa.Schema, src: "SqliteFile") -> pa.RecordBatchReader:
