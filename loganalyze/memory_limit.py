@@ -2,6 +2,7 @@
 spills its tables and operators to its temporary folder instead of growing."""
 from __future__ import annotations
 
+import math
 import re
 from contextlib import contextmanager
 
@@ -34,8 +35,17 @@ def lowered_memory_limit(con, limit: str):
     try:
         yield
     finally:
-        # DuckDB shows the limit rounded ('18.8 GiB'): the default comes back exactly with
-        # RESET, a value someone set as it is shown
+        # DuckDB shows the limit cut to one decimal ('18.8 GiB'): the default comes back
+        # exactly with RESET, a value someone set half a shown step above what is shown (so
+        # that it shows the same, and does not shrink a little at every use)
         con.execute("RESET memory_limit")
         if con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] != current:
-            con.execute(f"SET memory_limit = '{current}'")
+            con.execute(f"SET memory_limit = '{_as_shown(current)}'")
+
+
+def _as_shown(shown: str) -> str:
+    """A limit DuckDB shows as ``shown`` (``'7.4 GiB'``), in bytes."""
+    m = _SIZE_RE.match(shown)
+    if not m:
+        return shown
+    return f"{math.floor(setting_bytes(shown) + setting_bytes('0.05 ' + m.group(2)))}B"
