@@ -1,29 +1,29 @@
 #!/usr/bin/env python3
-"""Benchmark ``loganalyze ingest`` on large Kineto-like traces against Holistic Trace Analysis
-and plain ``json.load``.
+"""Benchmark ``loganalyze ingest`` on large Kineto-like traces, side by side with plain
+``json.load`` of the same file (and Holistic Trace Analysis where it is installed).
 
-    python scripts/bench_trace.py                       # ~100 MB and ~500 MB traces
-    python scripts/bench_trace.py --sizes 100 --report bench-data/trace_report.md
+    python scripts/bench_trace.py --sizes 500,1000,2000          # the figures of issue 10
+    python scripts/bench_trace.py --sizes 100 --layout compact --rounds 3
 
 For each size (MB) it generates, or reuses, a PyTorch-profiler-like trace under the work
 directory (default ``bench-data/``, gitignored): ``ProfilerStep#N`` annotations, nested
 ``aten::`` operators with input shapes, ``cudaLaunchKernel``/``cudaMemcpyAsync`` calls with
-correlation ids, kernels and copies on a stream, ``ac2g`` flow pairs, and every event
-pretty-printed over several lines as the PyTorch exporter writes them.  Then it times, in
-this one run, each in its own process (wall time, and peak RSS of that process from
-``os.wait4``):
+correlation ids, kernels and copies on a stream, ``ac2g`` flow pairs; ``--layout pretty``
+writes every event over several lines as the PyTorch exporter does, ``--layout compact``
+one event a line (more events per MB).  Then, in ``--rounds`` alternating rounds, each in
+its own process (wall time, user+sys CPU and peak RSS of that process from ``os.wait4``):
 
-(a) ``loganalyze ingest TRACE --db FRESH.duckdb``;
-(b) Holistic Trace Analysis ``TraceAnalysis(trace_dir=DIR)`` (the trace loaded and parsed
-    into its DataFrames), installed with pip into a separate venv the script creates
-    (``--hta-venv``, default ``bench-data/hta-venv``; it is not a project dependency);
-(c) ``json.load`` of the file in the project's python.
+(a) ``json.load`` of the file in the project's python (the anchor);
+(b) ``loganalyze ingest TRACE --db FRESH.duckdb`` (the whole command: sha256, parse,
+    matching, nesting, attribution, the rows written and committed);
+(c) with ``--hta``, Holistic Trace Analysis ``TraceAnalysis(trace_dir=DIR)`` once, from the
+    python of ``--hta-venv`` (default ``bench-data/hta-venv``) when HTA is installed there
+    (``--install-hta`` creates it with pip; HTA is not a project dependency).
 
-It checks that the per-operator totals agree: for every ``cpu_op``/``user_annotation`` name,
-the count and the summed duration from ``loganalyze summary --by op --format json`` equal
-those computed from HTA's parsed DataFrame, and both equal the generator's own tally.
-It prints a Markdown report and, with ``--write-docs``, appends it to docs/benchmarks.md
-under a "Trace JSON" heading.
+It prints one table row per size: the best wall time of each, peak RSS, the ratios
+(ingest / json.load, ingest RSS / file size) against issue 10's targets, the load average,
+and checks that the per-operator totals of ``loganalyze summary --by op --format json``
+equal the generator's own tally (and HTA's, when it ran).
 """
 from __future__ import annotations
 
@@ -42,7 +42,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 GENERATOR_VERSION = 1
-TARGETS = {"vs_hta": 10.0, "vs_json_load": 3.0, "rss_vs_hta": 0.5}
+#: issue 10: ingest time / json.load time, ingest peak RSS / file size (target, goal)
+TARGETS = {"time_vs_json_load": (0.5, 0.25), "rss_vs_file": (1.0, 0.5)}
 
 
 # =========================================================================== generator
@@ -59,7 +60,24 @@ KERNELS = ["void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_i
            "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::func_wrapper_t<float> > >(float*)"]
 
 
+#: "pretty": every event over several lines, as the PyTorch exporter writes them; "compact":
+#: one event a line without indentation, as other writers (and re-saved traces) do
+LAYOUT = "pretty"
+
+
+def _compact_event(ph, cat, name, pid, tid, ts, dur=None, args=None, extra=None) -> str:
+    ev = {"ph": ph, "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts}
+    if dur is not None:
+        ev["dur"] = dur
+    ev.update(extra or {})
+    if args:
+        ev["args"] = args
+    return json.dumps(ev, separators=(",", ":"))
+
+
 def _event(ph, cat, name, pid, tid, ts, dur=None, args=None, extra=None) -> str:
+    if LAYOUT == "compact":
+        return _compact_event(ph, cat, name, pid, tid, ts, dur, args, extra)
     lines = ["  {", f'    "ph": "{ph}", "cat": "{cat}", "name": {json.dumps(name)}, "pid": {pid}, "tid": {tid},']
     times = f'"ts": {ts}' + (f', "dur": {dur}' if dur is not None else "")
     if extra:
@@ -173,8 +191,8 @@ def generate(path: Path, target_mb: int, seed: int = 1) -> dict:
 
 # =========================================================================== running
 class Result:
-    def __init__(self, seconds, maxrss_kb, rc, stdout, stderr, other_cpu):
-        self.seconds, self.maxrss_kb, self.rc = seconds, maxrss_kb, rc
+    def __init__(self, seconds, maxrss_kb, rc, stdout, stderr, other_cpu, cpu=0.0):
+        self.seconds, self.maxrss_kb, self.rc, self.cpu = seconds, maxrss_kb, rc, cpu
         self.stdout, self.stderr, self.other_cpu = stdout, stderr, other_cpu
 
     @property
@@ -204,7 +222,7 @@ def run(cmd: list[str], env=None) -> Result:
     other = max(0.0, _busy() - busy0 - self_cpu)
     p.returncode = os.waitstatus_to_exitcode(status)
     return Result(seconds, usage.ru_maxrss, p.returncode, out.decode(errors="replace"),
-                  (err[0] if err else b"").decode(errors="replace"), other)
+                  (err[0] if err else b"").decode(errors="replace"), other, self_cpu)
 
 
 def wait_idle(max_wait: float) -> None:
@@ -241,12 +259,18 @@ print(json.dumps({"import_s": t1 - t0, "load_s": t2 - t1, "ops": out}))
 """
 
 
-def ensure_hta(venv: Path, version: str | None) -> Path:
+def installed_hta(venv: Path) -> Path | None:
+    """The python of ``venv`` when HTA is installed there."""
     py = venv / "bin" / "python"
-    if py.exists():
-        ok = subprocess.run([str(py), "-c", "import hta"], capture_output=True)
-        if ok.returncode == 0:
-            return py
+    if py.exists() and subprocess.run([str(py), "-c", "import hta"], capture_output=True).returncode == 0:
+        return py
+    return None
+
+
+def ensure_hta(venv: Path, version: str | None) -> Path:
+    py = installed_hta(venv)
+    if py is not None:
+        return py
     print(f"creating {venv} and installing HolisticTraceAnalysis (not a project dependency) ...", flush=True)
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     spec = "HolisticTraceAnalysis" + (f"=={version}" if version else "")
@@ -260,12 +284,16 @@ def loganalyze_cmd() -> list[str]:
 
 
 # =========================================================================== main
-def bench_size(args, size_mb: int, hta_py: Path | None) -> dict:
+def trace_path(args, size_mb: int) -> tuple[Path, dict]:
+    """The trace of about ``size_mb`` MB in the chosen layout (generated once) and its tally."""
+    global LAYOUT
+    LAYOUT = args.layout
     work = Path(args.workdir)
-    tdir = work / f"trace_{size_mb}mb"
+    suffix = "" if args.layout == "pretty" else f"_{args.layout}"
+    tdir = work / f"trace_{size_mb}mb{suffix}"
     tdir.mkdir(parents=True, exist_ok=True)
     trace = tdir / "rank0.pt.trace.json"
-    tally_path = work / f"trace_{size_mb}mb.tally.json"
+    tally_path = work / f"trace_{size_mb}mb{suffix}.tally.json"
     meta = json.loads(tally_path.read_text()) if tally_path.exists() else {}
     if not trace.exists() or meta.get("generator") != GENERATOR_VERSION:
         print(f"generating {trace} ...", flush=True)
@@ -274,108 +302,134 @@ def bench_size(args, size_mb: int, hta_py: Path | None) -> dict:
         meta = {"generator": GENERATOR_VERSION, "seed": args.seed, "tally": tally,
                 "seconds": time.perf_counter() - t0}
         tally_path.write_text(json.dumps(meta))
+    return trace, meta["tally"]
+
+
+def _ingest(args, trace: Path, db: Path) -> Result:
+    for p in (db, Path(str(db) + ".wal")):
+        if p.exists():
+            p.unlink()
+    wait_idle(args.wait_idle)
+    r = run(loganalyze_cmd() + ["ingest", "--quiet", "--db", str(db), str(trace)])
+    if r.rc != 0:
+        raise SystemExit(f"loganalyze ingest failed: {r.stderr}")
+    return r
+
+
+def _json_load(args, trace: Path) -> Result:
+    wait_idle(args.wait_idle)
+    r = run([sys.executable, "-c", "import json, sys; json.load(open(sys.argv[1], 'rb'))", str(trace)])
+    if r.rc != 0:
+        raise SystemExit(f"json.load failed: {r.stderr}")
+    return r
+
+
+def bench_size(args, size_mb: int, hta_py: Path | None) -> dict:
+    trace, tally = trace_path(args, size_mb)
     size = trace.stat().st_size
-    row: dict = {"size_mb": size / 1e6, "file": str(trace.relative_to(REPO) if trace.is_relative_to(REPO) else trace)}
-    tally = meta["tally"]
-    # (a) loganalyze ingest, fresh database each time, best of N
-    best = None
-    for i in range(args.repeat):
-        db = work / f"bench_trace_{size_mb}.duckdb"
-        for p in (db, Path(str(db) + ".wal")):
-            if p.exists():
-                p.unlink()
-        wait_idle(args.wait_idle)
-        r = run(loganalyze_cmd() + ["ingest", "--quiet", "--db", str(db), str(trace)])
-        if r.rc != 0:
-            raise SystemExit(f"loganalyze ingest failed: {r.stderr}")
-        print(f"  loganalyze ingest {size_mb} MB: {r.seconds:.2f} s, {r.rss_mb:.0f} MiB (others used {r.other_cpu:.1f} s CPU)",
-              flush=True)
-        if best is None or r.seconds < best.seconds:
-            best = r
-    row["loganalyze_s"], row["loganalyze_rss_mb"], row["loganalyze_other_cpu"] = best.seconds, best.rss_mb, best.other_cpu
+    row: dict = {"size_mb": size / 1e6, "layout": args.layout,
+                 "file": str(trace.relative_to(REPO) if trace.is_relative_to(REPO) else trace)}
+    db = Path(args.workdir) / f"bench_trace_{size_mb}.duckdb"
+    best: dict[str, Result] = {}
+    for i in range(args.rounds):  # alternate, so that both see the same machine
+        for name, fn in (("json_load", lambda: _json_load(args, trace)), ("loganalyze", lambda: _ingest(args, trace, db))):
+            r = fn()
+            print(f"  round {i + 1}: {name:10s} {size_mb} MB: {r.seconds:6.2f} s wall, {r.cpu:6.2f} s CPU, "
+                  f"{r.rss_mb:5.0f} MiB (others used {r.other_cpu:.1f} s CPU, load {os.getloadavg()[0]:.2f})", flush=True)
+            if name not in best or r.seconds < best[name].seconds:
+                best[name] = r
+    for name, r in best.items():
+        row[f"{name}_s"], row[f"{name}_cpu_s"], row[f"{name}_rss_mb"] = r.seconds, r.cpu, r.rss_mb
+        row[f"{name}_other_cpu"] = r.other_cpu
+    row["time_vs_json_load"] = row["loganalyze_s"] / row["json_load_s"]
+    row["cpu_vs_json_load"] = row["loganalyze_cpu_s"] / row["json_load_cpu_s"]
+    row["rss_vs_file"] = row["loganalyze_rss_mb"] * 2 ** 20 / size
+    row["load_avg"] = os.getloadavg()[0]
     s = run(loganalyze_cmd() + ["summary", "--db", str(db), "--by", "op", "--format", "json"])
     la_ops = {o["op"]: [o["count"], round(o["total_us"])] for o in json.loads(s.stdout)}
-    row["loganalyze_summary_s"] = s.seconds
     row["loganalyze_matches_generator"] = la_ops == {k: list(v) for k, v in tally.items()}
-    # (b) json.load
-    wait_idle(args.wait_idle)
-    r = run([sys.executable, "-c", "import json, sys; json.load(open(sys.argv[1]))", str(trace)])
-    row["json_load_s"], row["json_load_rss_mb"] = r.seconds, r.rss_mb
-    print(f"  json.load {size_mb} MB: {r.seconds:.2f} s, {r.rss_mb:.0f} MiB", flush=True)
-    # (c) HTA
     if hta_py is not None:
         wait_idle(args.wait_idle)
-        r = run([str(hta_py), "-c", HTA_SCRIPT, str(tdir)])
+        r = run([str(hta_py), "-c", HTA_SCRIPT, str(trace.parent)])
         if r.rc != 0:
             row["hta_error"] = r.stderr.strip().splitlines()[-1] if r.stderr.strip() else f"exit {r.rc}"
             print(f"  HTA failed: {row['hta_error']}", flush=True)
         else:
             res = json.loads(r.stdout.strip().splitlines()[-1])
             row["hta_s"], row["hta_rss_mb"], row["hta_load_s"] = r.seconds, r.rss_mb, res["load_s"]
-            hta_ops = {k: list(v) for k, v in res["ops"].items()}
-            row["hta_matches_loganalyze"] = hta_ops == la_ops
-            if not row["hta_matches_loganalyze"]:
-                diff = [k for k in set(hta_ops) | set(la_ops) if hta_ops.get(k) != la_ops.get(k)]
-                row["hta_mismatches"] = sorted(diff)[:10]
+            row["hta_matches_loganalyze"] = {k: list(v) for k, v in res["ops"].items()} == la_ops
             print(f"  HTA {size_mb} MB: {r.seconds:.2f} s (load {res['load_s']:.2f} s), {r.rss_mb:.0f} MiB", flush=True)
     return row
+
+
+def _mark(value: float, target: tuple[float, float]) -> str:
+    return "goal met" if value <= target[1] else "met" if value <= target[0] else "**not met**"
 
 
 def report(rows: list[dict], args, hta_version: str | None) -> str:
     import duckdb
 
-    lines = ["## Trace JSON: Kineto-like traces of ~100 MB and ~500 MB", "",
+    sizes = ",".join(str(s) for s in args.sizes)
+    t, g = TARGETS["time_vs_json_load"], TARGETS["rss_vs_file"]
+    lines = [f"## Trace JSON: Kineto-like traces ({args.layout} layout), ingest against json.load", "",
              f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, {os.cpu_count()} cores, "
              f"Python {platform.python_version()}, DuckDB {duckdb.__version__}"
              + (f", HolisticTraceAnalysis {hta_version}" if hta_version else "") + ".", "",
-             "```", f"python scripts/bench_trace.py --sizes {','.join(str(s) for s in args.sizes)}"
-             + (" --write-docs" if args.write_docs else ""), "```", "",
-             "Each tool runs in its own process; wall time and that process's peak RSS (`wait4`). "
-             f"loganalyze: best of {args.repeat} ingests into a fresh database (the whole `loganalyze ingest` "
-             "command: sha256, parse, B/E and flow matching, nesting, self time, kernel attribution, and the "
-             "rows written to the DuckDB file). HTA: `TraceAnalysis(trace_dir=...)` (import excluded from its "
-             "load time, included in its wall time). json.load: the whole file into Python objects.", "",
-             "| trace | loganalyze ingest | peak RSS | HTA load (wall) | HTA peak RSS | json.load | json.load RSS | vs HTA | vs json.load | RSS vs HTA | per-op totals equal |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "```", f"python scripts/bench_trace.py --sizes {sizes} --layout {args.layout} --rounds {args.rounds}"
+             + (" --hta" if args.hta else ""), "```", "",
+             "Each tool runs in its own process, alternately, best wall time of "
+             f"{args.rounds} rounds; CPU is that run's user+sys and RSS its peak (`os.wait4`). "
+             "loganalyze: the whole `loganalyze ingest` into a fresh database file.  json.load: "
+             "the whole file into Python objects.  Targets (issue 10): ingest time <= "
+             f"{t[0]}x json.load (goal {t[1]}x), peak RSS <= {g[0]}x the file (goal {g[1]}x).", "",
+             "| trace | layout | json.load | json.load CPU | json.load RSS | ingest | ingest CPU | ingest RSS "
+             "| time vs json.load | RSS vs file | load avg | per-op totals exact |"
+             + (" HTA load (wall) | HTA RSS |" if args.hta else ""),
+             "|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if args.hta else "")]
     for r in rows:
-        hta = r.get("hta_load_s")
-        vs_hta = f"{r['hta_s'] / r['loganalyze_s']:.1f}x" if hta else "-"
-        rss = f"{r['loganalyze_rss_mb'] / r['hta_rss_mb']:.2f}" if hta else "-"
-        eq = ("yes" if r.get("hta_matches_loganalyze") else "NO") if hta else "-"
-        eq += " (generator: " + ("yes" if r["loganalyze_matches_generator"] else "NO") + ")"
-        lines.append(
-            f"| {r['size_mb']:.0f} MB | {r['loganalyze_s']:.2f} s | {r['loganalyze_rss_mb']:.0f} MiB | "
-            + (f"{hta:.1f} s ({r['hta_s']:.1f} s) | {r['hta_rss_mb']:.0f} MiB | " if hta else "- | - | ")
-            + f"{r['json_load_s']:.2f} s | {r['json_load_rss_mb']:.0f} MiB | {vs_hta} | "
-            f"{r['json_load_s'] / r['loganalyze_s']:.1f}x | {rss} | {eq} |")
-    lines += ["", f"Targets (issue 4): >= {TARGETS['vs_hta']:.0f}x faster than HTA, >= {TARGETS['vs_json_load']:.0f}x "
-              f"faster than json.load, peak RSS <= {TARGETS['rss_vs_hta']} of HTA's. 'vs HTA' compares wall times.",
-              ""]
+        eq = "yes" if r["loganalyze_matches_generator"] else "NO"
+        if "hta_matches_loganalyze" in r:
+            eq += ", HTA " + ("equal" if r["hta_matches_loganalyze"] else "differs")
+        line = (f"| {r['size_mb']:.0f} MB | {r['layout']} | {r['json_load_s']:.2f} s | {r['json_load_cpu_s']:.2f} s | "
+                f"{r['json_load_rss_mb']:.0f} MiB | {r['loganalyze_s']:.2f} s | {r['loganalyze_cpu_s']:.2f} s | "
+                f"{r['loganalyze_rss_mb']:.0f} MiB | {r['time_vs_json_load']:.2f}x ({_mark(r['time_vs_json_load'], t)}) | "
+                f"{r['rss_vs_file']:.2f}x ({_mark(r['rss_vs_file'], g)}) | {r['load_avg']:.2f} | {eq} |")
+        if args.hta:
+            line += (f" {r['hta_load_s']:.1f} s ({r['hta_s']:.1f} s) | {r['hta_rss_mb']:.0f} MiB |" if "hta_s" in r
+                     else " - | - |")
+        lines.append(line)
+    lines.append("")
     return "\n".join(lines)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="100,500", help="trace sizes in MB, comma-separated")
+    ap.add_argument("--layout", choices=("pretty", "compact"), default="pretty")
     ap.add_argument("--workdir", default=str(REPO / "bench-data"))
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--repeat", type=int, default=2, help="loganalyze ingests per size (best kept)")
-    ap.add_argument("--no-hta", action="store_true", help="skip HTA (no venv, no pip)")
+    ap.add_argument("--rounds", type=int, default=2, help="alternating json.load / ingest rounds (best kept)")
+    ap.add_argument("--hta", action="store_true", help="also time HTA where it is installed (--hta-venv)")
+    ap.add_argument("--install-hta", action="store_true", help="create --hta-venv and pip-install HTA into it")
     ap.add_argument("--hta-venv", default=None, help="venv for HTA (default: WORKDIR/hta-venv)")
     ap.add_argument("--hta-version", default=None, help="pin HolisticTraceAnalysis to this version")
     ap.add_argument("--wait-idle", type=float, default=60, help="seconds to wait for an idle machine before each run")
     ap.add_argument("--report", default=None, help="also write the Markdown report here")
     ap.add_argument("--json", default=None, help="write the raw figures here")
-    ap.add_argument("--write-docs", action="store_true", help="append the report to docs/benchmarks.md")
     args = ap.parse_args()
     args.sizes = [int(s) for s in args.sizes.split(",")]
     Path(args.workdir).mkdir(parents=True, exist_ok=True)
     hta_py, hta_version = None, None
-    if not args.no_hta:
-        hta_py = ensure_hta(Path(args.hta_venv or Path(args.workdir) / "hta-venv"), args.hta_version)
-        hta_version = subprocess.run([str(hta_py), "-c", "import importlib.metadata as m; "
-                                      "print(m.version('HolisticTraceAnalysis'))"],
-                                     capture_output=True, text=True).stdout.strip() or None
+    if args.hta or args.install_hta:
+        venv = Path(args.hta_venv or Path(args.workdir) / "hta-venv")
+        hta_py = ensure_hta(venv, args.hta_version) if args.install_hta else installed_hta(venv)
+        args.hta = hta_py is not None
+        if hta_py is None:
+            print(f"HTA is not installed in {venv} (--install-hta installs it): HTA left out", flush=True)
+        else:
+            hta_version = subprocess.run([str(hta_py), "-c", "import importlib.metadata as m; "
+                                          "print(m.version('HolisticTraceAnalysis'))"],
+                                         capture_output=True, text=True).stdout.strip() or None
     rows = [bench_size(args, s, hta_py) for s in args.sizes]
     text = report(rows, args, hta_version)
     print(text)
@@ -383,12 +437,6 @@ def main() -> None:
         Path(args.report).write_text(text)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
-    if args.write_docs:
-        docs = REPO / "docs" / "benchmarks.md"
-        existing = docs.read_text() if docs.exists() else "# Benchmarks\n"
-        heading = "# Trace JSON" if "# Trace JSON" not in existing else ""
-        with open(docs, "a") as f:
-            f.write(("\n" + heading + "\n\n" if heading else "\n") + text)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,11 @@ How a file goes in (docs/benchmarks.md, "Trace JSON", says what it costs):
    flows and kernel -> launch -> operator attribution, and writes ``trace_events``,
    ``trace_counters``, ``trace_flows``, ``gpu_kernels``, ``gpu_memops`` and
    ``gpu_api_calls``; ``trace_files`` gets the file's metadata and counts.
+
+Memory: into a database file, DuckDB works under a limit that is a share of the file's size
+(``trace_workspace.memory_budget``; past it the workspace spills to the database's temporary
+folder), and the per-event arrays of step 3 are released before the rows are copied into the
+store.
 """
 from __future__ import annotations
 

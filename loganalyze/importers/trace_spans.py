@@ -39,17 +39,24 @@ class SpanEngine(MatchingSteps, NestingSteps, TableSteps):
 
     # ------------------------------------------------------------------ main
     def run(self) -> SpanStats:
+        self._build()
+        self.ws.publish()
+        st = self.stats
+        st.parsed = self.main.execute("SELECT count(*) FROM trace_events WHERE source_id = ?", [self.sid]).fetchall()[0][0]
+        return st
+
+    def _build(self) -> None:
+        """Every workspace table the store's rows come from; the per-event arrays live only
+        inside this call (they are gone before the rows are copied into the store)."""
         con = self.con
         self._check_ev()
         m = con.execute("SELECT count(*) FROM _ev").fetchall()[0][0]
         self.m = m
         self._report_problems()
         self._find_duplicates()
-        ev_no = self._col("SELECT event_no FROM _ev ORDER BY r", np.int64)
-        self.event_no = ev_no
+        self.event_no = self._col("SELECT event_no FROM _ev ORDER BY r", np.int64)
         skip = np.zeros(m, dtype=bool)
-        problem_r = self._col("SELECT r FROM _ev WHERE problem IS NOT NULL", np.int64)
-        skip[problem_r] = True
+        skip[self._col("SELECT r FROM _ev WHERE problem IS NOT NULL", np.int64)] = True
         dur = np.full(m, np.iinfo(np.int64).min, dtype=np.int64)  # min = unknown
         end_r = np.full(m, -1, dtype=np.int64)
         async_op = np.zeros(m, dtype=bool)
@@ -59,12 +66,15 @@ class SpanEngine(MatchingSteps, NestingSteps, TableSteps):
         bound = self._bind_flows(spans)
         launch_r, op_r, launch_gpu = self._gpu_links(spans, bound)
         parent, depth, self_ns, gpu_self, gpu_total = self._sweep(spans, launch_gpu, launch_r, op_r)
-        self._insert(skip, dur, end_r, async_op, parent, depth, self_ns, gpu_self, gpu_total, launch_r, op_r, bound)
+        arrays = dict(skip=skip, dur=dur, end_r=end_r, async_op=async_op, parent=parent, depth=depth,
+                      self_ns=self_ns, gpu_self=gpu_self, gpu_total=gpu_total, launch_r=launch_r, op_r=op_r,
+                      bound=bound)
+        del spans, launch_gpu, skip, dur, end_r, async_op, parent, depth, self_ns, gpu_self, gpu_total
+        del launch_r, op_r, bound
+        self._insert(arrays)
+        for name in ("event_no", "_gpu_r", "_gpu_dur", "_op_rows"):
+            self.__dict__.pop(name, None)
         self._derived()
-        self.ws.publish()
-        st = self.stats
-        st.parsed = self.main.execute("SELECT count(*) FROM trace_events WHERE source_id = ?", [self.sid]).fetchall()[0][0]
-        return st
 
     def _col(self, sql: str, dtype, params=None) -> np.ndarray:
         arr = self.con.execute(sql, params or []).fetchnumpy()

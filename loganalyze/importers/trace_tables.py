@@ -14,38 +14,52 @@ from .trace_matching import SpanStats
 
 class TableSteps:
     """Mixed into :class:`~loganalyze.importers.trace_spans.SpanEngine` (uses its ``con``,
-    ``ws``, ``sid``, ``m``, ``event_no`` and the nesting results)."""
+    ``ws``, ``sid``, ``m``, ``event_no``, ``_op_rows`` and the nesting results)."""
 
-    def _insert(self, skip, dur, end_r, async_op, parent, depth, self_ns, gpu_self, gpu_total,
-                launch_r, op_r, bound) -> None:
+    def _insert(self, arrays: dict) -> None:
+        """``_res`` (the computed columns of every row of ``_ev``) and the ``_evx`` view.
+        ``arrays`` (skip, dur, end_r, async_op, parent, depth, self_ns, gpu_self, gpu_total,
+        launch_r, op_r, bound: one entry per row) is emptied as its columns are converted."""
         m = self.m
         ev = self.event_no
         unknown = np.iinfo(np.int64).min
 
-        def ev_of(rr):
+        def ev_of(key):
+            rr = arrays.pop(key)
             out = np.where(rr >= 0, ev[np.clip(rr, 0, max(m - 1, 0))], 0)
             return pa.array(out, pa.int64(), mask=rr < 0)
 
+        def masked(key, not_op):
+            return pa.array(arrays.pop(key), pa.int64(), mask=not_op)
+
         is_op = np.zeros(m, dtype=bool)
         is_op[self._op_rows] = True
+        not_op = ~is_op
+        del is_op
+        depth = arrays.pop("depth")
         has_depth = depth >= 0
-        res = pa.table({
-            "x_r": pa.array(np.arange(m, dtype=np.int64)),  # the row number r of _ev
-            "x_skip": pa.array(skip),
-            "x_dur": pa.array(dur, pa.int64(), mask=dur == unknown),
-            "x_end_event": ev_of(end_r),
-            "x_async_op": pa.array(async_op),
-            "x_parent": ev_of(parent),
-            "x_depth": pa.array(np.where(has_depth, depth, 0), pa.int32(), mask=~has_depth),
-            "x_self": pa.array(self_ns, pa.int64(), mask=~is_op),
-            "x_gpu_self": pa.array(gpu_self, pa.int64(), mask=~is_op),
-            "x_gpu_total": pa.array(gpu_total, pa.int64(), mask=~is_op),
-            "x_launch": ev_of(launch_r),
-            "x_op": ev_of(op_r),
-            "x_bound": ev_of(bound),
-        })
+        dur = arrays.pop("dur")
+        columns = [
+            ("x_r", pa.array(np.arange(m, dtype=np.int64))),  # the row number r of _ev
+            ("x_skip", pa.array(arrays.pop("skip"))),
+            ("x_dur", pa.array(dur, pa.int64(), mask=dur == unknown)),
+            ("x_end_event", ev_of("end_r")),
+            ("x_async_op", pa.array(arrays.pop("async_op"))),
+            ("x_parent", ev_of("parent")),
+            ("x_depth", pa.array(np.where(has_depth, depth, 0), pa.int32(), mask=~has_depth)),
+            ("x_self", masked("self_ns", not_op)),
+            ("x_gpu_self", masked("gpu_self", not_op)),
+            ("x_gpu_total", masked("gpu_total", not_op)),
+            ("x_launch", ev_of("launch_r")),
+            ("x_op", ev_of("op_r")),
+            ("x_bound", ev_of("bound")),
+        ]
+        del dur, depth, has_depth, not_op
+        res = pa.table(dict(columns))
+        del columns
         con = self.con
         create_arrow_table(con, "_res", res)
+        del res
         # a view (not a copy) the store reads once per table.  Rows are matched by position
         # when the scan order of _ev is its row number r (checked), else joined on r.
         positional = not con.execute("SELECT count(*) FROM _ev e POSITIONAL JOIN _res x "

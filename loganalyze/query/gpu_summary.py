@@ -14,9 +14,8 @@ when parts must be merged.
 """
 from __future__ import annotations
 
-from contextlib import contextmanager
-
 from ..grammars.cuda_api import base_api_name_sql
+from ..memory_limit import lowered_memory_limit as _memory_limit
 from .filters import source_filter
 
 
@@ -81,35 +80,6 @@ def summary(con, by: list[str], run: str | None = None, top: int | None = None, 
 #: the attribution's ASOF joins and sorts spill to disk past this (measured: 2M kernels peak
 #: at 1.9 GB without a limit; docs/benchmarks.md)
 OP_MEMORY_LIMIT = "1.5GB"
-
-
-@contextmanager
-def _memory_limit(con, limit: str):
-    """Lower DuckDB's memory limit to ``limit`` for one query (never raise it), then restore it."""
-    try:
-        current = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
-        smaller = _bytes(limit) < _bytes(current)
-    except Exception:
-        smaller = False
-    if not smaller:
-        yield
-        return
-    con.execute(f"SET memory_limit = '{limit}'")
-    try:
-        yield
-    finally:
-        con.execute(f"SET memory_limit = '{current}'")
-
-
-def _bytes(text: str) -> float:
-    import re
-
-    m = re.match(r"^\s*([\d.]+)\s*([KMGT]?i?B)\s*$", str(text))
-    if not m:
-        return float("inf")
-    unit = m.group(2).upper().replace("I", "")
-    return float(m.group(1)) * {"B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}[unit] * (
-        1.024 ** {"B": 0, "KB": 1, "MB": 2, "GB": 3, "TB": 4}[unit] if "i" in m.group(2) else 1)
 
 
 # --------------------------------------------------------------------------- shared SQL

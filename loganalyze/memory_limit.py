@@ -1,0 +1,51 @@
+"""Lowering DuckDB's memory limit for a while (never raising it): past the limit DuckDB
+spills its tables and operators to its temporary folder instead of growing."""
+from __future__ import annotations
+
+import math
+import re
+from contextlib import contextmanager
+
+_SIZE_RE = re.compile(r"^\s*([\d.]+)\s*([KMGT]?i?B)\s*$")
+
+
+def setting_bytes(text: str) -> float:
+    """A DuckDB size setting (``'1.5GB'``, ``'18.8 GiB'``) in bytes; infinity when it is not one."""
+    m = _SIZE_RE.match(str(text))
+    if not m:
+        return float("inf")
+    unit = m.group(2).upper().replace("I", "")
+    return float(m.group(1)) * {"B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}[unit] * (
+        1.024 ** {"B": 0, "KB": 1, "MB": 2, "GB": 3, "TB": 4}[unit] if "i" in m.group(2) else 1)
+
+
+@contextmanager
+def lowered_memory_limit(con, limit: str):
+    """Lower DuckDB's memory limit to ``limit`` (never raise it) inside the block, then
+    restore it.  The setting is the database instance's: every connection to it sees it."""
+    try:
+        current = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+        smaller = setting_bytes(limit) < setting_bytes(current)
+    except Exception:
+        smaller = False
+    if not smaller:
+        yield
+        return
+    con.execute(f"SET memory_limit = '{limit}'")
+    try:
+        yield
+    finally:
+        # DuckDB shows the limit cut to one decimal ('18.8 GiB'): the default comes back
+        # exactly with RESET, a value someone set half a shown step above what is shown (so
+        # that it shows the same, and does not shrink a little at every use)
+        con.execute("RESET memory_limit")
+        if con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] != current:
+            con.execute(f"SET memory_limit = '{_as_shown(current)}'")
+
+
+def _as_shown(shown: str) -> str:
+    """A limit DuckDB shows as ``shown`` (``'7.4 GiB'``), in bytes."""
+    m = _SIZE_RE.match(shown)
+    if not m:
+        return shown
+    return f"{math.floor(setting_bytes(shown) + setting_bytes('0.05 ' + m.group(2)))}B"

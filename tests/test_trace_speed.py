@@ -1,0 +1,150 @@
+"""The trace JSON path's memory bounds (issue 10): DuckDB's memory limit is lowered while a
+trace file goes into a database file and restored afterwards, the per-event arrays are gone
+before the rows are copied into the store, and the rows are the same whatever the limit."""
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from loganalyze.importers import trace_spans
+from loganalyze.importers.trace_workspace import MEMORY_FLOOR, memory_budget
+from loganalyze.ingest import ingest_file
+from loganalyze.memory_limit import lowered_memory_limit, setting_bytes
+from loganalyze.store import Store
+
+BENCH = Path(__file__).resolve().parents[1] / "scripts" / "bench_trace.py"
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("bench_trace", BENCH)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def small_trace(tmp_path_factory) -> tuple[Path, dict]:
+    """A 1 MB Kineto-like trace from the benchmark's generator, and its per-operator tally."""
+    path = tmp_path_factory.mktemp("speed") / "rank0.pt.trace.json"
+    return path, _generator().generate(path, 1)
+
+
+def _limit(con) -> float:
+    return setting_bytes(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
+
+
+def _spy_limit(monkeypatch) -> list[float]:
+    """The memory limit in force while the span engine builds and publishes its tables."""
+    seen: list[float] = []
+    run = trace_spans.SpanEngine.run
+
+    def spying(self):
+        seen.append(_limit(self.con))
+        return run(self)
+
+    monkeypatch.setattr(trace_spans.SpanEngine, "run", spying)
+    return seen
+
+
+def test_budget_scales_with_the_file_and_has_a_floor():
+    assert memory_budget(0) == MEMORY_FLOOR
+    assert memory_budget(10 << 20) == MEMORY_FLOOR
+    assert memory_budget(8 << 30) == 4 << 30
+
+
+def test_lowered_limit_never_raises_and_is_restored():
+    con = duckdb.connect()
+    con.execute("SET memory_limit = '1GB'")
+    gb = pytest.approx(1e9, rel=1e-3)
+    with lowered_memory_limit(con, "2GB"):
+        assert _limit(con) == gb
+    with lowered_memory_limit(con, "100MB"):
+        assert _limit(con) == pytest.approx(1e8, rel=1e-3)
+    assert _limit(con) == gb
+    with pytest.raises(RuntimeError):
+        with lowered_memory_limit(con, "100MB"):
+            raise RuntimeError("boom")
+    assert _limit(con) == gb
+    shown = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+    for _ in range(3):  # a value someone set is shown the same after every use
+        with lowered_memory_limit(con, "100MB"):
+            pass
+        assert con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] == shown
+
+
+def test_file_store_ingest_runs_under_the_budget_and_restores_it(tmp_path, small_trace, monkeypatch):
+    seen = _spy_limit(monkeypatch)
+    path, _ = small_trace
+    with Store(str(tmp_path / "db.duckdb")) as store:
+        store.con.execute("SET memory_limit = '8GB'")  # above the budget on any machine
+        before = _limit(store.con)
+        res = ingest_file(store, str(path))
+        assert res.status == "ingested", res.message
+        assert seen and seen[0] <= memory_budget(path.stat().st_size) * 1.01 < before
+        assert _limit(store.con) == before
+
+
+def test_memory_store_keeps_its_limit(small_trace, monkeypatch):
+    seen = _spy_limit(monkeypatch)
+    path, _ = small_trace
+    with Store(":memory:") as store:
+        before = _limit(store.con)
+        assert ingest_file(store, str(path)).status == "ingested"
+        assert seen == [before] and _limit(store.con) == before
+
+
+def test_limit_restored_when_the_file_is_refused(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"traceEvents": 5}')
+    with Store(str(tmp_path / "db.duckdb")) as store:
+        before = _limit(store.con)
+        assert ingest_file(store, str(bad)).status == "error"
+        assert _limit(store.con) == before
+
+
+def _rows(con) -> list[tuple]:
+    return con.execute("SELECT * EXCLUDE (source_id) FROM trace_events ORDER BY event_no").fetchall()
+
+
+def test_same_rows_under_a_tiny_limit_as_in_memory(tmp_path, small_trace, monkeypatch):
+    """Spilling changes nothing: a file store under a limit far below the data gives the
+    rows an in-memory store gives, and the per-operator totals are the generator's."""
+    path, tally = small_trace
+    with Store(":memory:") as mem:
+        assert ingest_file(mem, str(path)).status == "ingested"
+        expected = _rows(mem.con)
+        ops = dict(mem.con.execute("SELECT name, [count(*), sum(dur_ns) // 1000] FROM trace_events "
+                                   "WHERE role = 'op' GROUP BY name").fetchall())
+    assert {k: list(v) for k, v in json.loads(json.dumps(tally)).items()} == ops
+    monkeypatch.setattr("loganalyze.importers.trace_workspace.MEMORY_FLOOR", 16 << 20)
+    with Store(str(tmp_path / "db.duckdb")) as store:
+        assert ingest_file(store, str(path)).status == "ingested"
+        assert _rows(store.con) == expected
+
+
+def test_per_event_arrays_are_released_before_publishing(tmp_path, small_trace, monkeypatch):
+    """The engine holds no per-event array while the rows are copied into the store."""
+    path, _ = small_trace
+    held: list[list[str]] = []
+    from loganalyze.importers.trace_workspace import Workspace
+
+    publish = Workspace.publish
+
+    def spying(self):
+        import gc
+
+        import numpy as np
+
+        engines = [o for o in gc.get_referrers(self) if isinstance(o, dict) and "m" in o]
+        assert engines and engines[0]["m"] > 1000  # the span engine's attributes
+        held.append([k for d in engines for k, v in d.items() if isinstance(v, np.ndarray) and v.size > 1000])
+        return publish(self)
+
+    monkeypatch.setattr(Workspace, "publish", spying)
+    with Store(str(tmp_path / "db.duckdb")) as store:
+        assert ingest_file(store, str(path)).status == "ingested"
+    assert held == [[]]
