@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 #: line batches cut at once, on as many worker threads
 CUT_WORKERS = 2
 
+
 SHAPE_COLUMNS = [
     "shape_id", "key", "marker", "version_token", "component", "operation", "op_class", "layout",
     "engine", "kind", "impl", "prop_kind", "mds", "attrs", "aux", "problem", "alg", "dtype",
@@ -63,8 +64,8 @@ class OneDNNVerboseImporter:
         con = ctx.con
         #: shape ids of the keys seen in this file, by polars' hash of the key
         self._ids = pl.DataFrame(schema={"key_hash": pl.UInt64, "shape_id": pl.UInt64})
-        #: ``known`` as a frame (None: to be made again)
-        self._status: pl.DataFrame | None = None
+        #: shape ids of ``known`` by status (made again when ``known`` grows)
+        self._by_status: dict = {}
         # shape_id -> "ok" (a complete timed shape), "rekey" (read the line whole),
         # "whole" (a whole-line shape) or "bad" (a whole line the grammar rejects)
         known: dict[int, str] = {}
@@ -108,21 +109,6 @@ class OneDNNVerboseImporter:
         ctx.source.update(crlf_lines=stats.crlf, ends_with_newline=stats.ends_with_newline)
         self._describe_source(ctx)
 
-    def _with_shape_ids(self, ctx: IngestContext, keys: pl.DataFrame) -> pl.DataFrame:
-        """``keys`` with their shape ids: DuckDB's ``hash(key)`` for keys not seen before in
-        this file, the ids found before for the others."""
-        import polars as pl
-
-        from . import onednn_cut as cut
-
-        keys = keys.join(self._ids, on="key_hash", how="left")
-        fresh = keys.filter(pl.col("shape_id").is_null())
-        if fresh.height:
-            found = cut.with_shape_ids(ctx.con, fresh.drop("shape_id"))
-            self._ids = pl.concat([self._ids, found.select("key_hash", "shape_id")])
-            keys = pl.concat([keys.filter(pl.col("shape_id").is_not_null()), found.select(keys.columns)])
-        return keys
-
     def _take(self, ctx: IngestContext, cuts: pl.DataFrame, known: dict[int, str]) -> None:
         """A batch's cut lines, their odd times read, into the database."""
         from . import onednn_cut as cut
@@ -133,30 +119,40 @@ class OneDNNVerboseImporter:
 
     def _ingest_cut(self, ctx: IngestContext, cuts: pl.DataFrame, known: dict[int, str]) -> None:
         """The events of one batch's cut verbose lines into ``onednn_events``; new shapes
-        parsed, lines whose last field is not a time keyed whole, bad lines skipped."""
+        parsed, lines whose last field is not a time keyed whole, bad lines skipped.
+
+        Per line only whole-column polars operations: which keys are new to this file, each
+        line's shape id (a join on the key's hash), and the few lines that need more: those
+        without a time, and those of shapes whose last field is not a time."""
         import polars as pl
 
         from . import onednn_cut as cut
 
-        keys = self._with_shape_ids(ctx, cut.keys_of(cuts))
-        new = keys.filter(~pl.col("shape_id").is_in(list(known)))
-        if new.height:
-            self._parse_new_keys(ctx, new, known)
-            self._status = None
-        events = cut.with_events(cuts, keys)
-        if self._status is None:
-            self._status = pl.DataFrame(
-                {"shape_id": list(known), "status": list(known.values())},
-                schema={"shape_id": pl.UInt64, "status": pl.String},
-            )
-        status = self._status
-        batch_status = keys.join(status, on="shape_id", how="left")
-        if batch_status.filter((pl.col("status") == "ok") & pl.col("untimed")).height:
-            events = self._skip_bad_times(ctx, events, batch_status)
-        rekey_ids = batch_status.filter(pl.col("status") == "rekey")["shape_id"]
-        if len(rekey_ids):
+        fresh = cuts.filter(~pl.col("key_hash").is_in(self._ids["key_hash"].implode()))
+        if fresh.height:
+            found = cut.with_shape_ids(ctx.con, cut.keys_of(fresh))
+            self._ids = pl.concat([self._ids, found.select("key_hash", "shape_id")])
+            new = found.filter(~pl.col("shape_id").is_in(list(known)))
+            if new.height:
+                self._parse_new_keys(ctx, new, known)
+        events = cut.with_events(cuts, self._ids)
+        ok_ids, rekey_ids = (self._ids_with(known, status) for status in ("ok", "rekey"))
+        untimed_ok = pl.col("time_ms").is_null() & pl.col("shape_id").is_in(ok_ids.implode())
+        if events.select(untimed_ok.any()).item():
+            events = self._skip_bad_times(ctx, events, ok_ids)
+        if len(rekey_ids) and events.select(pl.col("shape_id").is_in(rekey_ids.implode()).any()).item():
             events = self._rekey(ctx, events, rekey_ids, known)
         insert_arrow(ctx.con, "onednn_events", cut.event_rows(events, ctx.source_id))
+
+    def _ids_with(self, known: dict[int, str], status: str) -> pl.Series:
+        """The shape ids of ``known`` with ``status`` (kept until ``known`` grows)."""
+        import polars as pl
+
+        if self._by_status.get("size") != len(known):
+            self._by_status = {"size": len(known)}
+        if status not in self._by_status:
+            self._by_status[status] = pl.Series([h for h, s in known.items() if s == status], dtype=pl.UInt64)
+        return self._by_status[status]
 
     # ------------------------------------------------------------------ shapes
     def _parse_new_keys(self, ctx: IngestContext, new: pl.DataFrame, known: dict[int, str]) -> None:
@@ -171,14 +167,13 @@ class OneDNNVerboseImporter:
         self._insert_shapes(ctx.con, shapes)
 
     @staticmethod
-    def _skip_bad_times(ctx: IngestContext, events: pl.DataFrame, batch_status: pl.DataFrame) -> pl.DataFrame:
-        """Complete profiling lines whose last field is not a number are malformed: skipped,
-        and left out of ``events``."""
+    def _skip_bad_times(ctx: IngestContext, events: pl.DataFrame, ok_ids: pl.Series) -> pl.DataFrame:
+        """Complete profiling lines (of the shapes ``ok_ids``) whose last field is not a
+        number are malformed: skipped, and left out of ``events``."""
         import polars as pl
 
         from . import onednn_cut as cut
 
-        ok_ids = batch_status.filter(pl.col("status") == "ok")["shape_id"]
         is_bad = pl.col("time_ms").is_null() & pl.col("shape_id").is_in(ok_ids.implode())
         bad = events.filter(is_bad).sort("line_no").select("line_no", cut.key_text(), "tail")
         for line_no, key, tail in bad.iter_rows():
@@ -208,7 +203,6 @@ class OneDNNVerboseImporter:
                 known[h2] = "bad"
                 self.bad_reason[h2] = shape.reason
         self._insert_shapes(ctx.con, shapes)
-        self._status = None
         bad_ids = [h for h in whole["whole_id"].unique() if known[h] == "bad"]
         bad = whole.filter(pl.col("whole_id").is_in(bad_ids)).sort("line_no")
         for line_no, h2, text in bad.select("line_no", "whole_id", "whole").iter_rows():
