@@ -200,6 +200,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--dir", default=str(ROOT / "bench-data"))
     ap.add_argument("--record", help="append the results to this Markdown file (docs/benchmarks.md)")
+    ap.add_argument("--report", help="write the results to this Markdown file")
     ap.add_argument("--rebuild", action="store_true")
     args = ap.parse_args()
     d = Path(args.dir)
@@ -233,6 +234,8 @@ def main() -> int:
     lines.append("Targets: (b)/(a) <= 3 (goal <= 1.5); (c) <= 5 s; peak RSS <= 2048 MiB.")
     text = "\n".join(lines)
     print(text)
+    if args.report:
+        Path(args.report).write_text(text + "\n", encoding="utf-8")
     if args.record:
         with open(args.record, "a", encoding="utf-8") as f:
             f.write(f"\n### Run of {time.strftime('%Y-%m-%d %H:%M')} UTC\n\n{text}\n")

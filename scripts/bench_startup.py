@@ -178,6 +178,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=15, help="timed rounds (after one warm-up round)")
     ap.add_argument("--onednn-log", type=Path, help="a generated oneDNN log (with LOG.json) for the mawk row")
     ap.add_argument("--onednn-db", type=Path, help="a database holding --onednn-log (default: ingest it first)")
+    ap.add_argument("--report", help="also write the Markdown report here")
     ap.add_argument("--write-docs", action="store_true", help="replace the start-up section of docs/benchmarks.md")
     args = ap.parse_args()
     cli = cli_command()
@@ -189,6 +190,8 @@ def main() -> None:
     text += (f"\n\n{versions()}; `{shlex.join(Path(c).name if i == 0 else c for i, c in enumerate(cli))}`; "
              f"bytecode caches on; load average {load_before} before, {load()} after.")
     print(text)
+    if args.report:
+        Path(args.report).write_text(text + "\n", encoding="utf-8")
     if args.write_docs:
         doc = ROOT / "docs" / "benchmarks.md"
         old = doc.read_text(encoding="utf-8")

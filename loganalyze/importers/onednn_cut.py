@@ -20,9 +20,10 @@ positions of bytes in the batch's buffer (``LineBatch.data`` and ``offsets``, as
 - the pieces (``pre``, ``rest``, ``tail``, ``ts``): Arrow *binary views* into the batch's
   buffer, built from their positions (no byte is copied); polars hashes the key's two
   pieces (to group a batch's lines by key) and parses the times;
-- times: polars parses the tails that are plain decimals (``<digits>[.<digits>]``: both
-  libraries round correctly, so they agree there); any other tail goes to DuckDB's
-  ``try_cast``, once per distinct text, so what counts as a number stays DuckDB's rule;
+- times: polars parses the tails that are plain decimals (``<digits>[.<digits>][e<digits>]``,
+  signed exponent allowed: both libraries round correctly, so they agree there); any other
+  tail goes to DuckDB's ``try_cast``, once per distinct text, so what counts as a number
+  stays DuckDB's rule;
 - shape ids: DuckDB's ``hash(key)`` (what earlier versions stored, so databases stay
   compatible), computed once per distinct key of the file (the importer keeps them).
 
@@ -57,7 +58,7 @@ _COMMA, _NL, _CR, _DOT = ord(","), ord("\n"), ord("\r"), ord(".")
 # (the engine of the former SQL cut)
 _VT_RE = re.compile(g.VERSION_TOKEN_PATTERN.replace(r"\d", "[0-9]").encode())
 _TS_RE = re.compile(g.TIMESTAMP_PATTERN.replace(r"\d", "[0-9]").encode())
-_PLAIN_RE = re.compile(rb"[0-9]+(?:\.[0-9]*)?")
+_PLAIN_RE = re.compile(rb"[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?")
 
 #: columns of :func:`cut_lines`
 CUT_COLUMNS = ["line_no", "pre", "rest", "ts_ms", "tail", "time_ms", "key_hash"]
@@ -259,9 +260,23 @@ def _is_timestamp(field: np.ndarray, length: np.ndarray, count: int) -> np.ndarr
 
 
 def _is_plain_number(field: np.ndarray, length: np.ndarray, count: int) -> np.ndarray:
-    """``<digits>[.[<digits>]]``."""
+    """``<digits>[.[<digits>]][(e|E)[+|-]<digits>]``."""
     inside, digit, dot = _classes(field, length, count)
-    return (length >= 1) & (digit[:, 0] & 1 == 1) & _all_equal(digit | dot, inside) & (_count(dot) <= 1)
+    expo = ((field == ord("e")) | (field == ord("E"))).view(np.uint8).view("<u8") & inside
+    sign = ((field == ord("+")) | (field == ord("-"))).view(np.uint8).view("<u8") & inside
+    dots, expos, signs = _count(dot), _count(expo), _count(sign)
+    plain = ((length >= 1) & (digit[:, 0] & 1 == 1) & _all_equal(digit | dot | expo | sign, inside)
+             & (dots <= 1) & (expos <= 1) & (signs <= expos))
+    rows = np.flatnonzero(plain & (expos == 1))
+    if len(rows):  # the order: a dot before the e, a sign right after it, a digit at the end
+        f, n = field[rows], length[rows]
+        e_at = np.argmax((f == ord("e")) | (f == ord("E")), axis=1)
+        dot_at = np.where(dots[rows] == 1, np.argmax(f == _DOT, axis=1), -1)
+        sign_at = np.where(signs[rows] == 1, np.argmax((f == ord("+")) | (f == ord("-")), axis=1), e_at + 1)
+        last = f[np.arange(len(rows)), n - 1]
+        plain[rows] = ((dot_at < e_at) & (sign_at == e_at + 1) & (last >= ord("0")) & (last <= ord("9"))
+                       & (n - 1 > e_at + (signs[rows] == 1)))
+    return plain
 
 
 #: per length 0 to 8: a mask of that many low bytes of an 8-byte word
@@ -311,7 +326,8 @@ def with_shape_ids(con: duckdb.DuckDBPyConnection, keys: pl.DataFrame) -> pl.Dat
 
 def with_events(cuts: pl.DataFrame, keys: pl.DataFrame) -> pl.DataFrame:
     """``cuts`` with each line's ``shape_id`` (``keys`` from :func:`with_shape_ids`)."""
-    return cuts.join(keys.select("key_hash", "shape_id"), on="key_hash", how="left", maintain_order="left")
+    return cuts.with_columns(shape_id=pl.col("key_hash").replace_strict(
+        keys["key_hash"], keys["shape_id"], default=None, return_dtype=pl.UInt64))
 
 
 def whole_lines(con: duckdb.DuckDBPyConnection, rows: pl.DataFrame) -> pl.DataFrame:
