@@ -105,11 +105,11 @@ def cut_batch(lines: LineBatch | pa.Table) -> pl.DataFrame:
     field1 = count >= 1
     has_v, _ = _fullmatch(data, c1 + 1, f2_end, _VT_RE, _is_version_token, field1, 1)
     field2 = has_v & (count >= 2)
-    ts_on_v, ts_words = _fullmatch(data, c2 + 1, f3_end, _TS_RE, _is_timestamp, field2, 3)
+    ts_on_v, ts_words = _fullmatch(data, c2 + 1, f3_end, _TS_RE, _is_timestamp, field2, 3, digit_first=True)
     bare = field1 & ~has_v
     ts_bare = np.zeros(len(s), dtype=bool)
     if bare.any():  # (older logs: a timestamp without a version token)
-        ts_bare, bare_words = _fullmatch(data, c1 + 1, f2_end, _TS_RE, _is_timestamp, bare, 3)
+        ts_bare, bare_words = _fullmatch(data, c1 + 1, f2_end, _TS_RE, _is_timestamp, bare, 3, digit_first=True)
         ts_words = np.where(ts_bare[:, None], bare_words, ts_words)
     has_ts = ts_on_v | ts_bare
     pre_end = np.where(has_v, f2_end, f1_end)
@@ -202,16 +202,34 @@ def _prefix_words(prefix: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _fullmatch(data: np.ndarray, start: np.ndarray, end: np.ndarray, pattern: re.Pattern, check,
-               where: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+               where: np.ndarray, count: int, digit_first: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Whether each field ``data[start:end]`` (for the rows of ``where``) is all ``pattern``
-    (``check`` on its first ``count`` words, ``pattern`` for a longer field), and those words."""
-    length = np.where(where, end - start, 0)
-    words = _words(data, np.where(where, start, 0), count)
+    (``check`` on its first ``count`` words, ``pattern`` for a longer field), and those words
+    (zeros for the other rows).  ``digit_first``: only fields starting with a digit can match
+    (the others are not read further)."""
+    if digit_first:
+        first = data[np.clip(start, 0, max(len(data) - 1, 0))] if len(data) else np.zeros(len(start), np.uint8)
+        where = where & (first >= ord("0")) & (first <= ord("9"))
+    rows = np.flatnonzero(where)
+    if len(rows) * 10 >= len(start) * 9:  # (nearly) every row: no subset to cut and scatter
+        rows = np.arange(len(start))
+        start, end = np.where(where, start, 0), np.where(where, end, 0)
+    length = (end - start)[rows]
+    result = np.zeros(len(start), dtype=bool)
+    if len(rows) == len(start):
+        words = _words(data, start, count)
+        read = words
+    else:
+        words = np.zeros((len(start), count), dtype="<u8")
+        if len(rows) == 0:
+            return result, words
+        read = _words(data, start[rows], count)
+        words[rows] = read
     short = length <= 8 * count
-    result = where & short & check(words.view(np.uint8), np.minimum(length, 8 * count), count)
-    for i in np.flatnonzero(where & ~short):
+    result[rows] = short & check(read.view(np.uint8), np.minimum(length, 8 * count), count)
+    for i in rows[~short]:
         result[i] = pattern.fullmatch(data[start[i]:end[i]].tobytes()) is not None
-    return result, words
+    return result & where, words
 
 
 _POS = np.arange(_FIELD)
