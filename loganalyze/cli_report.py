@@ -20,6 +20,20 @@ BY_HELP = "oneDNN item keys, comma-separated (kind, impl, prop, shape, engine, a
 FAMILY_HELP = "Only these families, comma-separated: onednn, kernel, op, nvtx (default: all)"
 STAT_HELP = "Per-call statistic compared: mean (default; total time / calls) or median"
 
+# the options compare and check share (one declaration each; typer reads them per command)
+BASELINE_ARG = typer.Argument(..., help=f"Baseline: {SIDE_HELP}")
+CANDIDATE_ARG = typer.Argument(..., help=f"Candidate: {SIDE_HELP}")
+DB_OPT = typer.Option(None, "--db", help=DB_HELP)
+DATASET_OPT = typer.Option(None, "--dataset", help=DATASET_HELP)
+BY_OPT = typer.Option("kind", "--by", help=BY_HELP)
+FAMILY_OPT = typer.Option(None, "--family", help=FAMILY_HELP)
+MARKDOWN_OPT = typer.Option(None, "--markdown", help="Write a Markdown report ('-': stdout)")
+JSON_OPT = typer.Option(None, "--json", help="Write a JSON report ('-': stdout)")
+JSON_FORMAT_OPT = typer.Option("loganalyze", "--json-format", help="loganalyze (docs/report.schema.json) or "
+                               "benchmark-action (github-action-benchmark customSmallerIsBetter)")
+JUNIT_OPT = typer.Option(None, "--junit", help="Write JUnit XML ('-': stdout)")
+HTML_OPT = typer.Option(None, "--html", help="Write a self-contained HTML report ('-': stdout)")
+
 
 def _fail(msg: str, code: int = 2) -> None:
     typer.echo(f"error: {msg}", err=True)
@@ -78,18 +92,18 @@ def _run(command: str, baseline: str, candidate: str, db: Optional[str], by: str
 
 
 def compare_cmd(
-    baseline: str = typer.Argument(..., help=f"Baseline: {SIDE_HELP}"),
-    candidate: str = typer.Argument(..., help=f"Candidate: {SIDE_HELP}"),
-    db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
-    dataset: Optional[str] = typer.Option(None, "--dataset", help=DATASET_HELP),
-    by: str = typer.Option("kind", "--by", help=BY_HELP),
-    family: Optional[str] = typer.Option(None, "--family", help=FAMILY_HELP),
+    baseline: str = BASELINE_ARG,
+    candidate: str = CANDIDATE_ARG,
+    db: Optional[str] = DB_OPT,
+    dataset: Optional[str] = DATASET_OPT,
+    by: str = BY_OPT,
+    family: Optional[str] = FAMILY_OPT,
     statistic: str = typer.Option("mean", "--statistic", help=STAT_HELP),
-    markdown: Optional[str] = typer.Option(None, "--markdown", help="Write a Markdown report ('-': stdout)"),
-    json_path: Optional[str] = typer.Option(None, "--json", help="Write a JSON report ('-': stdout)"),
-    json_format: str = typer.Option("loganalyze", "--json-format", help="loganalyze (docs/report.schema.json) or benchmark-action (github-action-benchmark customSmallerIsBetter)"),
-    junit: Optional[str] = typer.Option(None, "--junit", help="Write JUnit XML ('-': stdout)"),
-    html: Optional[str] = typer.Option(None, "--html", help="Write a self-contained HTML report ('-': stdout)"),
+    markdown: Optional[str] = MARKDOWN_OPT,
+    json_path: Optional[str] = JSON_OPT,
+    json_format: str = JSON_FORMAT_OPT,
+    junit: Optional[str] = JUNIT_OPT,
+    html: Optional[str] = HTML_OPT,
 ):
     """Compare a candidate run with a baseline, item by item: oneDNN primitives (by --by),
     GPU kernels, operators and NVTX ranges; counts, totals, per-call mean and median, change.
@@ -101,12 +115,12 @@ def compare_cmd(
 
 
 def check_cmd(
-    baseline: str = typer.Argument(..., help=f"Baseline: {SIDE_HELP}"),
-    candidate: str = typer.Argument(..., help=f"Candidate: {SIDE_HELP}"),
-    db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
-    dataset: Optional[str] = typer.Option(None, "--dataset", help=DATASET_HELP),
-    by: str = typer.Option("kind", "--by", help=BY_HELP),
-    family: Optional[str] = typer.Option(None, "--family", help=FAMILY_HELP),
+    baseline: str = BASELINE_ARG,
+    candidate: str = CANDIDATE_ARG,
+    db: Optional[str] = DB_OPT,
+    dataset: Optional[str] = DATASET_OPT,
+    by: str = BY_OPT,
+    family: Optional[str] = FAMILY_OPT,
     policy_path: Optional[str] = typer.Option(None, "--policy", help="TOML policy file with per-item overrides (see docs/compare.md)"),
     fail: Optional[str] = typer.Option(None, "--fail", help="Regression when the per-call time grew by this much (default 10%)"),
     warn: Optional[str] = typer.Option(None, "--warn", help="Warning when it grew by this much (default 5%)"),
@@ -115,11 +129,11 @@ def check_cmd(
     alpha: Optional[float] = typer.Option(None, "--alpha", help="Significance level of the signed-rank test over paired calls (default 0.05)"),
     statistic: Optional[str] = typer.Option(None, "--statistic", help=STAT_HELP),
     record: bool = typer.Option(True, "--record/--no-record", help="Store the verdict with the candidate run in --db (used by @last-good)"),
-    markdown: Optional[str] = typer.Option(None, "--markdown", help="Write a Markdown report ('-': stdout)"),
-    json_path: Optional[str] = typer.Option(None, "--json", help="Write a JSON report ('-': stdout)"),
-    json_format: str = typer.Option("loganalyze", "--json-format", help="loganalyze or benchmark-action"),
-    junit: Optional[str] = typer.Option(None, "--junit", help="Write JUnit XML ('-': stdout)"),
-    html: Optional[str] = typer.Option(None, "--html", help="Write a self-contained HTML report ('-': stdout)"),
+    markdown: Optional[str] = MARKDOWN_OPT,
+    json_path: Optional[str] = JSON_OPT,
+    json_format: str = JSON_FORMAT_OPT,
+    junit: Optional[str] = JUNIT_OPT,
+    html: Optional[str] = HTML_OPT,
 ):
     """Compare, give every item a verdict and exit 1 on a regression (0 clean, 2 usage or input error).
 
@@ -142,10 +156,10 @@ def check_cmd(
 
 
 def trend_cmd(
-    db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
-    dataset: Optional[str] = typer.Option(None, "--dataset", help=DATASET_HELP),
-    by: str = typer.Option("kind", "--by", help=BY_HELP),
-    family: Optional[str] = typer.Option(None, "--family", help=FAMILY_HELP),
+    db: Optional[str] = DB_OPT,
+    dataset: Optional[str] = DATASET_OPT,
+    by: str = BY_OPT,
+    family: Optional[str] = FAMILY_OPT,
     last: Optional[int] = typer.Option(None, "--last", help="Only the last N runs"),
     threshold: str = typer.Option("10%", "--threshold", help="Drift flag: changed by more than this over the window"),
     statistic: str = typer.Option("mean", "--statistic", help=STAT_HELP),

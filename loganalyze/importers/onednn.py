@@ -64,8 +64,8 @@ class OneDNNVerboseImporter:
         con = ctx.con
         #: shape ids of the keys seen in this file, by polars' hash of the key
         self._ids = pl.DataFrame(schema={"key_hash": pl.UInt64, "shape_id": pl.UInt64})
-        #: shape ids of ``known`` by status (made again when ``known`` grows)
-        self._by_status: dict = {}
+        #: shape ids of ``known`` by (status, size of ``known``): made again when it grows
+        self._by_status: dict[tuple[str, int], pl.Series] = {}
         # shape_id -> "ok" (a complete timed shape), "rekey" (read the line whole),
         # "whole" (a whole-line shape) or "bad" (a whole line the grammar rejects)
         known: dict[int, str] = {}
@@ -86,9 +86,9 @@ class OneDNNVerboseImporter:
                         ctx.skip(line_no, reason, text)
                 cutting.append(workers.submit(cut.cut_batch, lines))
                 if len(cutting) > CUT_WORKERS:
-                    self._take(ctx, cutting.popleft().result(), known)
+                    self._ingest_cut(ctx, cutting.popleft().result(), known)
             while cutting:
-                self._take(ctx, cutting.popleft().result(), known)
+                self._ingest_cut(ctx, cutting.popleft().result(), known)
         finally:
             # stop the helper threads here, while an exception (a signal) is on its way out,
             # not later from the garbage collector, where a second signal would be
@@ -109,25 +109,21 @@ class OneDNNVerboseImporter:
         ctx.source.update(crlf_lines=stats.crlf, ends_with_newline=stats.ends_with_newline)
         self._describe_source(ctx)
 
-    def _take(self, ctx: IngestContext, cuts: pl.DataFrame, known: dict[int, str]) -> None:
-        """A batch's cut lines, their odd times read, into the database."""
-        from . import onednn_cut as cut
-
-        cuts = cut.settle_times(ctx.con, cuts)
-        if cuts.height:
-            self._ingest_cut(ctx, cuts, known)
-
     def _ingest_cut(self, ctx: IngestContext, cuts: pl.DataFrame, known: dict[int, str]) -> None:
-        """The events of one batch's cut verbose lines into ``onednn_events``; new shapes
-        parsed, lines whose last field is not a time keyed whole, bad lines skipped.
+        """The events of one batch's cut verbose lines (from ``cut_batch``) into
+        ``onednn_events``: odd times read, new shapes parsed, lines whose last field is not a
+        time keyed whole, bad lines skipped.
 
         Per line only whole-column polars operations: which keys are new to this file, each
-        line's shape id (a join on the key's hash), and the few lines that need more: those
+        line's shape id (looked up by the key's hash), and the few lines that need more: those
         without a time, and those of shapes whose last field is not a time."""
         import polars as pl
 
         from . import onednn_cut as cut
 
+        cuts = cut.settle_times(ctx.con, cuts)
+        if not cuts.height:
+            return
         fresh = cuts.filter(~pl.col("key_hash").is_in(self._ids["key_hash"].implode()))
         if fresh.height:
             found = cut.with_shape_ids(ctx.con, cut.keys_of(fresh))
@@ -148,11 +144,10 @@ class OneDNNVerboseImporter:
         """The shape ids of ``known`` with ``status`` (kept until ``known`` grows)."""
         import polars as pl
 
-        if self._by_status.get("size") != len(known):
-            self._by_status = {"size": len(known)}
-        if status not in self._by_status:
-            self._by_status[status] = pl.Series([h for h, s in known.items() if s == status], dtype=pl.UInt64)
-        return self._by_status[status]
+        key = (status, len(known))
+        if key not in self._by_status:
+            self._by_status[key] = pl.Series([h for h, s in known.items() if s == status], dtype=pl.UInt64)
+        return self._by_status[key]
 
     # ------------------------------------------------------------------ shapes
     def _parse_new_keys(self, ctx: IngestContext, new: pl.DataFrame, known: dict[int, str]) -> None:

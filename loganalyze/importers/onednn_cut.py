@@ -324,13 +324,12 @@ def key_text() -> pl.Expr:
 
 
 def keys_of(cuts: pl.DataFrame) -> pl.DataFrame:
-    """One row per distinct key of ``cuts``: ``key_hash``, ``key`` (text), and whether any
-    of its lines has no time (``untimed``)."""
+    """One row per distinct key of ``cuts``: ``key_hash`` and ``key`` (text)."""
     return (
         cuts.lazy()
         .group_by("key_hash")
-        .agg(pl.col("pre").first(), pl.col("rest").first(), pl.col("time_ms").is_null().any().alias("untimed"))
-        .select("key_hash", key_text(), "untimed")
+        .agg(pl.col("pre").first(), pl.col("rest").first())
+        .select("key_hash", key_text())
         .collect()
     )
 
