@@ -131,7 +131,7 @@ def ingest(
     from .api import LoganalyzeError
     from .ingest import IngestInterrupted
     from .progress import IngestProgress
-    from .signals import interrupts_handled
+    from .signals import interrupts_handled, is_interrupt, signal_exit_code
 
     dataset = _dataset_target(to, db)
     database = _open(db, read_only=False, wait=wait) if dataset is None else None
@@ -169,12 +169,17 @@ def ingest(
         typer.echo(exc.summary(), err=True)
         raise typer.Exit(exc.exit_code)
     except KeyboardInterrupt as exc:
-        if bar:
-            bar.file_done()
-        typer.echo(f"interrupted: {ok} file(s) ingested before it", err=True)
-        raise typer.Exit(getattr(exc, "exit_code", 130))
+        _interrupted_between_files(bar, ok, signal_exit_code(exc))
     except LoganalyzeError as exc:
+        if is_interrupt(exc):
+            _interrupted_between_files(bar, ok, signal_exit_code(exc))
         _fail(str(exc))
+    except Exception as exc:
+        # a signal while the result of a stored file is read back surfaces as DuckDB's
+        # "Query interrupted"; any other error is a bug and keeps its traceback
+        if not is_interrupt(exc):
+            raise
+        _interrupted_between_files(bar, ok, signal_exit_code(exc))
     finally:
         if database is not None:
             database.close()
@@ -214,6 +219,15 @@ def _dataset_ingest(directory: str, paths: List[str], run: Optional[str], bar, *
     from .dataset.ingest import ingest_to_dataset
 
     return ingest_to_dataset(directory, paths, run_label=run, progress_factory=bar, **run_meta)
+
+
+def _interrupted_between_files(bar, ok: int, code: int) -> None:
+    """A signal outside any file's transaction (between files, or while a stored file's
+    figures are printed): every file reported so far is stored whole."""
+    if bar:
+        bar.file_done()
+    typer.echo(f"interrupted: {ok} file(s) ingested before it", err=True)
+    raise typer.Exit(code)
 
 
 def _print_ingested(database, res) -> None:
@@ -464,6 +478,20 @@ def main() -> None:
     except KeyboardInterrupt:  # pragma: no cover
         sys.stderr.write("interrupted\n")
         sys.exit(130)
+    finally:
+        _forget_caught_interrupt()
+
+
+def _forget_caught_interrupt() -> None:
+    """Keep ``python -m loganalyze`` exiting with the code the command chose.
+
+    CPython (``run_eval_code_obj``, 3.8+) marks a KeyboardInterrupt that ends any string
+    ``exec``/``eval`` as unhandled, even when a caller catches it, and under ``-m`` the
+    interpreter then kills itself with SIGINT at exit (status -2 instead of 130/143).  A
+    signal can land inside such an ``exec`` (dataclasses and namedtuples build their methods
+    that way during lazy imports); every string eval clears the mark first, so one more,
+    after the command has finished, forgets it."""
+    exec("None")  # noqa: S102
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -55,3 +55,45 @@ def test_signal_rolls_back_the_file_in_progress(tmp_path, big_log, sig, code):
     res = subprocess.run([sys.executable, "-m", "loganalyze", "ingest", "-q", "--db", str(db), str(first),
                           str(last)], capture_output=True, text=True)
     assert res.returncode == 0 and res.stderr == ""
+
+
+def test_signal_while_a_stored_file_is_reported_is_an_interrupt_not_a_traceback(tmp_path, monkeypatch):
+    """A signal while the figures of a stored file are read back reaches the command as
+    DuckDB's "Query interrupted" error: one line, exit 130, the file stays stored."""
+    from conftest import invoke_cli
+
+    import loganalyze.cli as cli
+    from loganalyze import signals
+
+    def interrupted_query(database, res):
+        signals._received["code"] = 130  # what the handler records before DuckDB's error
+        raise RuntimeError("Query interrupted")
+
+    monkeypatch.setattr(cli, "_print_ingested", interrupted_query)
+    db = tmp_path / "p.duckdb"
+    first = SAMPLES / "onednn" / "mkldnn_v0_style.log"
+    res = invoke_cli("ingest", "--db", db, first, SAMPLES / "onednn" / "dnnl_v1_style.log")
+    assert res.exit_code == 130 and res.exception is not None
+    assert res.stderr.strip().splitlines()[-1] == "interrupted: 1 file(s) ingested before it"
+    with loganalyze.connect(str(db), read_only=True) as d:
+        assert d.sources()["name"].tolist() == ["mkldnn_v0_style.log"]
+
+
+def test_python_m_keeps_the_exit_code_after_a_caught_interrupt_in_a_string_exec(tmp_path):
+    """CPython marks a KeyboardInterrupt that ends a string ``exec`` as unhandled even when it
+    is caught, and ``python -m`` then dies by SIGINT (-2) instead of exiting 130; a signal
+    landing in a dataclass or namedtuple built during a lazy import does exactly that."""
+    (tmp_path / "interrupted_cli.py").write_text(
+        "import sys\n"
+        "import loganalyze.cli as cli\n"
+        "def app():\n"
+        "    try:\n"
+        "        exec('raise KeyboardInterrupt')\n"
+        "    except KeyboardInterrupt:\n"
+        "        sys.exit(130)\n"
+        "cli.app = app\n"
+        "cli.main()\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(SAMPLES.parent)]))
+    res = subprocess.run([sys.executable, "-m", "interrupted_cli"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True)
+    assert res.returncode == 130, res.stderr
