@@ -255,3 +255,34 @@ def _is_cut_off(rest: str, dec) -> bool:
         except Exception:
             return True
     return False
+
+
+def element_boundary(window: bytes, window_at: int, min_events: int = 4) -> int | None:
+    """The absolute offset of a comma between two elements of the event array, looked for in
+    ``window`` (bytes from inside the array, starting at absolute offset ``window_at``): the
+    first comma after which ``min_events`` events (objects with a ``ph`` member) decode one
+    after the other, each followed by a comma.
+
+    Found without knowing what came before, so a comma inside a string or inside an event's
+    ``args`` can pass this test by accident; the array cut there is not valid JSON on one
+    side (an unclosed string, object or array), which the reader reports, and the caller
+    reads the array whole instead.  None when no comma in the window passes."""
+    text = window.decode("latin-1")
+    dec = json.JSONDecoder()
+    for m in _EVENT_START_RE.finditer(text):
+        comma = m.start()
+        if text[comma] != ",":
+            continue
+        i, decoded = comma, 0
+        while decoded < min_events:
+            try:
+                obj, end = dec.raw_decode(text, _skip_ws(text, i + 1))
+            except ValueError:
+                break
+            end = _skip_ws(text, end)
+            if not (isinstance(obj, dict) and "ph" in obj) or end >= len(text) or text[end] != ",":
+                break
+            decoded, i = decoded + 1, end
+        if decoded == min_events:
+            return window_at + comma
+    return None

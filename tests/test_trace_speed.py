@@ -148,3 +148,91 @@ def test_per_event_arrays_are_released_before_publishing(tmp_path, small_trace, 
     with Store(str(tmp_path / "db.duckdb")) as store:
         assert ingest_file(store, str(path)).status == "ingested"
     assert held == [[]]
+
+
+# ----------------------------------------------------------------- the event array in parts
+#: every table a trace file writes rows into, compared whole
+TRACE_TABLES = ("trace_events", "trace_counters", "trace_flows", "gpu_kernels", "gpu_memops", "gpu_api_calls",
+                "gpu_kernel_ops", "skipped_lines", "trace_files")
+
+
+def _all_rows(con) -> dict:
+    return {t: con.execute(f"SELECT * EXCLUDE (source_id) FROM {t} ORDER BY ALL").fetchall() for t in TRACE_TABLES}
+
+
+def _ingest_rows(path: Path, monkeypatch, part_min: int | None) -> tuple[dict, list[int]]:
+    """The rows of ``path`` ingested with parts of at least ``part_min`` bytes (None: one
+    array), and the number of arrays each read of the file was given."""
+    from loganalyze.importers import trace_load, trace_stage
+
+    reads: list[int] = []
+    read = trace_load._read_arrays
+
+    def spying(ws, paths, flavour):
+        reads.append(len(paths))
+        return read(ws, paths, flavour)
+
+    with monkeypatch.context() as m:
+        m.setattr(trace_load, "_read_arrays", spying)
+        m.setattr(trace_stage, "PART_MIN_BYTES", part_min or (1 << 62))
+        m.setattr(trace_stage.os, "cpu_count", lambda: 4)
+        m.setattr(trace_stage, "TAIL_WINDOW", 64 << 10)  # the end is looked for past any damage
+        with Store(":memory:") as store:
+            res = ingest_file(store, str(path))
+            assert res.status == "ingested", res.message
+            return _all_rows(store.con), reads
+
+
+def test_element_boundary_cuts_between_events_only():
+    from grammars.trace_container import element_boundary
+
+    events = [{"ph": "X", "name": f"op{i}", "ts": i, "dur": 1, "args": {"s": "},{\"ph\": \"X\"}", "l": [1, 2]}}
+              for i in range(50)]
+    text = json.dumps(events).encode()
+    at = len(text) // 2
+    comma = element_boundary(text[at:], at)
+    assert comma is not None and text[comma:comma + 1] == b","
+    head, tail = json.loads(text[:comma] + b"]"), json.loads(b"[" + text[comma + 1:])
+    assert head + tail == events and head and tail
+    # inside a string the quotes are escaped: no comma there decodes as the start of events
+    inside = text.index(b'\\"ph')
+    assert element_boundary(text[inside - 3:inside + 40], inside - 3) is None
+
+
+def test_split_read_gives_the_rows_of_one_read(tmp_path, small_trace, monkeypatch):
+    """The 1 MB trace cut into four arrays read at the same time: the same rows, events
+    numbered as in the file."""
+    path, _ = small_trace
+    whole, reads = _ingest_rows(path, monkeypatch, None)
+    assert reads == [1]
+    parts, reads = _ingest_rows(path, monkeypatch, 64 << 10)
+    assert reads == [4]
+    assert parts == whole
+
+
+def test_a_cut_inside_an_event_is_read_again_whole(tmp_path, monkeypatch):
+    """Events whose args hold lists of event-like objects: the boundary search can only find
+    commas inside args, DuckDB rejects the cut parts, and the array is read whole."""
+    nested = [{"ph": "X", "name": f"n{j}", "ts": j} for j in range(400)]
+    events = [{"ph": "X", "cat": "cpu_op", "name": f"op{i}", "pid": 1, "tid": 1, "ts": 100_000 * i, "dur": 5,
+               "args": {"inner": nested}} for i in range(20)]
+    path = tmp_path / "nested.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    whole, _ = _ingest_rows(path, monkeypatch, None)
+    parts, reads = _ingest_rows(path, monkeypatch, 64 << 10)
+    assert reads == [4, 1]  # the parts rejected, then one array
+    assert parts == whole and len(whole["trace_events"]) == 20
+
+
+def test_a_damaged_array_in_parts_reads_as_it_does_whole(tmp_path, small_trace, monkeypatch):
+    """An unescaped quote inside a name (torch ``with_stack`` exports): the parts fail, the
+    whole array fails, the exact reader skips that one event, as without parts."""
+    path, _ = small_trace
+    text = path.read_text()
+    at = text.index('"name": "aten::relu"', len(text) * 3 // 4)
+    damaged = tmp_path / "damaged.pt.trace.json"
+    damaged.write_text(text[:at] + '"name": "aten::relu "quoted" x"' + text[at + len('"name": "aten::relu"'):])
+    whole, _ = _ingest_rows(damaged, monkeypatch, None)
+    parts, reads = _ingest_rows(damaged, monkeypatch, 64 << 10)
+    assert reads == [4, 1]
+    assert parts == whole and len(whole["skipped_lines"]) == 1

@@ -6,6 +6,7 @@ same raw table from its CSV rows.
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -102,22 +103,25 @@ def load_events(ctx: IngestContext, ws: Workspace, prefix: tc.Prefix, flavour: s
 def _load_duckdb(ctx: IngestContext, ws: Workspace, prefix: tc.Prefix,
                  flavour: str) -> LoadResult | None:
     con = ws.con
-    stage = Stage(ctx.file, prefix, ctx.progress, ws.dir)
-    try:
-        stage.start()
-        ok = True
+    for split in (True, False):
+        stage = Stage(ctx.file, prefix, ctx.progress, ws.dir, split=split)
         try:
-            src = f"""SELECT ordinality - 1 AS r, ordinality - 1 AS event_no, * EXCLUDE (ordinality)
-                      FROM read_json({sql_string(stage.path)}, format = 'array', columns = {_raw_columns_sql()},
-                                     maximum_object_size = {MAX_OBJECT_BYTES}, compression = 'none') WITH ORDINALITY"""
-            con.execute(f"CREATE TABLE _ev AS {ev_select_sql(src, flavour)}")
-        except Exception as exc:  # duckdb.Error: not readable by DuckDB -> exact reader
-            if is_interrupt(exc):  # SIGINT/SIGTERM inside the query: not a reason to read again
-                raise
-            ok = False
-        result = stage.finish()
-    finally:
-        stage.cleanup()
+            stage.start()
+            ok = True
+            try:
+                _read_arrays(ws, stage.paths, flavour)
+            except Exception as exc:  # duckdb.Error: not readable by DuckDB -> exact reader
+                if is_interrupt(exc):  # SIGINT/SIGTERM inside the query: not a reason to read again
+                    raise
+                ok = False
+            result = stage.finish()
+        finally:
+            stage.cleanup()
+        if ok or len(stage.paths) == 1 or result.error is not None:
+            break
+        # a part DuckDB could not read: the array is damaged, or (rarely) was cut inside an
+        # event; read it whole, as one array, to tell
+        con.execute("DROP TABLE IF EXISTS _ev")
     if result.error is not None:
         if isinstance(result.error, InputError):
             raise result.error
@@ -132,6 +136,50 @@ def _load_duckdb(ctx: IngestContext, ws: Workspace, prefix: tc.Prefix,
     if ctx.file.damage:
         res.complete = False
     return res
+
+
+def _array_sql(path: str, table: str, flavour: str) -> str:
+    src = f"""SELECT ordinality - 1 AS r, ordinality - 1 AS event_no, * EXCLUDE (ordinality)
+              FROM read_json({sql_string(path)}, format = 'array', columns = {_raw_columns_sql()},
+                             maximum_object_size = {MAX_OBJECT_BYTES}, compression = 'none') WITH ORDINALITY"""
+    return f"CREATE TABLE {table} AS {ev_select_sql(src, flavour)}"
+
+
+def _read_arrays(ws: Workspace, paths: list[str], flavour: str) -> None:
+    """``_ev`` from the staged arrays ``paths`` (the parts of one event array, in order): the
+    first is read on this thread (where a signal interrupts it), the others at the same time
+    on their own connections, then appended with their rows and events renumbered."""
+    con = ws.con
+    parts = [f"{ws.qualified}._ev_part{k}" for k in range(1, len(paths))]
+    cursors = [con.cursor() for _ in parts]
+    try:
+        with ThreadPoolExecutor(max(1, len(parts))) as pool:
+            futures = [pool.submit(cur.execute, _array_sql(path, table, flavour))
+                       for cur, path, table in zip(cursors, paths[1:], parts)]
+            try:
+                con.execute(_array_sql(paths[0], "_ev", flavour))
+                for f in futures:
+                    f.result()
+            except BaseException:
+                for cur in cursors:
+                    cur.interrupt()
+                wait(futures)
+                raise
+    except Exception as exc:
+        if not is_interrupt(exc):  # the workspace connection is still usable
+            for table in parts:
+                con.execute(f"DROP TABLE IF EXISTS {table}")
+        raise
+    finally:
+        for cur in cursors:
+            cur.close()
+    offset = con.execute("SELECT count(*) FROM _ev").fetchall()[0][0]
+    for table in parts:
+        n = con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+        con.execute(f"INSERT INTO _ev SELECT * REPLACE (r + {offset} AS r, event_no + {offset} AS event_no) "
+                    f"FROM {table}")
+        con.execute(f"DROP TABLE {table}")
+        offset += n
 
 
 def _load_stream(ctx: IngestContext, ws: Workspace, prefix: tc.Prefix,

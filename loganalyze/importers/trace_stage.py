@@ -21,6 +21,12 @@ READ_BLOCK = 4 << 20
 MAX_HEAD_BYTES = 32 << 20
 #: bytes held back at the end of the stream to find where the event array ends
 TAIL_WINDOW = 4 << 20
+#: an uncompressed event array is cut into parts of at least this size, at most one per core
+#: (DuckDB parses one JSON array on one thread; the parts are parsed at the same time)
+PART_MIN_BYTES = 32 << 20
+MAX_PARTS = 8
+#: bytes searched for a boundary between two events where a part should end
+BOUNDARY_WINDOW = 1 << 20
 _CAT_RE = re.compile(rb'"cat"\s*:\s*"((?:[^"\\]|\\.)*)"')
 
 
@@ -70,19 +76,23 @@ class Stage:
     was cut off).
 
     - Uncompressed files: the end is found by reading the last bytes, and the array is
-      copied into a temp file inside the kernel (``copy_file_range``) while the file's
-      sha256 is computed on a helper thread; DuckDB then parses the copy in parallel.
+      copied into temp files inside the kernel (``copy_file_range``) while the file's
+      sha256 is computed on a helper thread.  With ``split``, a large array is cut at
+      boundaries between events into several arrays (``paths``), which DuckDB parses at
+      the same time; their elements, in order, are the elements of the whole array.
     - gzip files: a writer thread decompresses into a FIFO that DuckDB reads while the
       bytes are produced, holding back the last few MiB until the end is known (a temp file
       when FIFOs are not available, or with ``LOGANALYZE_TRACE_STAGING=file``).
     """
 
-    def __init__(self, file: InputFile, prefix: tc.Prefix, progress, directory: str):
+    def __init__(self, file: InputFile, prefix: tc.Prefix, progress, directory: str, split: bool = False):
         self.file = file
         self.prefix = prefix
         self.progress = progress
         self.result = StageResult()
         self.path = os.path.join(directory, "events.json")
+        self.paths = [self.path]
+        self.split = split
         mode = os.environ.get("LOGANALYZE_TRACE_STAGING", "auto")
         self.copy = file.compression is None and mode in ("auto", "copy")
         self.fifo = not self.copy and mode in ("auto", "fifo") and hasattr(os, "mkfifo")
@@ -117,10 +127,18 @@ class Stage:
                 self.result.tail = tail
                 if tail.status not in ("complete", "truncated"):
                     return
-                with open(self.path, "wb") as out:
-                    _copy_range(src, out, prefix.events_at, tail.events_end - prefix.events_at)
-                    out.write(b"\n]")
-                    self.result.written = tail.events_end - prefix.events_at
+                cuts = _cuts(src, prefix.events_at, tail.events_end) if self.split else []
+                bounds = [prefix.events_at, *cuts, tail.events_end]
+                self.paths = [self.path] + [f"{self.path[:-len('.json')]}.{k}.json" for k in range(1, len(bounds) - 1)]
+                for k, path in enumerate(self.paths):
+                    start, end = bounds[k], bounds[k + 1]
+                    with open(path, "wb") as out:
+                        if k:  # a later part: "[" and the events after the comma at its cut
+                            out.write(b"[")
+                            start += 1
+                        _copy_range(src, out, start, end - start)
+                        out.write(b"\n]")
+                self.result.written = tail.events_end - prefix.events_at
         except OSError as exc:
             self.result.error = InputError(f"{file.path}: cannot read: {exc.strerror or exc}")
 
@@ -184,15 +202,32 @@ class Stage:
         return self.result
 
     def cleanup(self) -> None:
-        try:
-            os.unlink(self.path)
-        except OSError:
-            pass
+        for path in self.paths:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+
+def _cuts(src, start: int, end: int) -> list[int]:
+    """Offsets of commas between events that cut the array ``[start, end)`` of ``src`` into
+    parts of about equal size (see :data:`PART_MIN_BYTES`); fewer where no boundary is found
+    near a cut."""
+    parts = max(1, min(os.cpu_count() or 1, MAX_PARTS, (end - start) // PART_MIN_BYTES))
+    cuts: list[int] = []
+    for k in range(1, parts):
+        at = start + (end - start) * k // parts
+        src.seek(at)
+        comma = tc.element_boundary(src.read(min(BOUNDARY_WINDOW, end - at)), at)
+        if comma is not None and (not cuts or comma > cuts[-1]) and comma < end:
+            cuts.append(comma)
+    return cuts
 
 
 def _copy_range(src, out, offset: int, count: int) -> None:
     """``count`` bytes of ``src`` from ``offset`` to the end of ``out``, in the kernel when it can."""
     done = 0
+    out.flush()  # the kernel copy writes at the descriptor's position
     try:
         while done < count:
             n = os.copy_file_range(src.fileno(), out.fileno(), count - done, offset + done)
