@@ -52,14 +52,18 @@ class TableSteps:
             ("x_gpu_total", masked("gpu_total", not_op)),
             ("x_launch", ev_of("launch_r")),
             ("x_op", ev_of("op_r")),
-            ("x_bound", ev_of("bound")),
         ]
+        bound = arrays.pop("bound")
+        flow_rows = np.flatnonzero(bound >= 0)  # the flow events bound to a slice
+        bound_table = pa.table({"event_no": pa.array(ev[flow_rows]), "bound_event": pa.array(ev[bound[flow_rows]])})
+        del bound, flow_rows
         del dur, depth, has_depth, not_op
         res = pa.table(dict(columns))
         del columns
         con = self.con
         create_arrow_table(con, "_res", res)
-        del res
+        create_arrow_table(con, "_bound", bound_table)
+        del res, bound_table
         # a view (not a copy) the store reads once per table, joined on the row number r: a
         # hash join runs on every core where a POSITIONAL JOIN reads on one (the trace_events
         # insert of a 500 MB trace took 5.0 s that way, 2.8 s joined).  The filter, always
@@ -74,39 +78,44 @@ class TableSteps:
                    e.ts_ns, coalesce(e.dur_ns, x.x_dur) AS dur_ns, e.ts_ns + coalesce(e.dur_ns, x.x_dur) AS end_ns,
                    x.x_depth AS depth, x.x_parent AS parent, x.x_self AS self_ns, x.x_end_event AS end_event,
                    e.id, e.bp, e.scope, e.correlation, e.external_id, x.x_launch AS launch_event,
-                   x.x_op AS op_event, x.x_gpu_self AS gpu_self_ns, x.x_gpu_total AS gpu_total_ns, e.args,
-                   x.x_bound AS bound_event
+                   x.x_op AS op_event, x.x_gpu_self AS gpu_self_ns, x.x_gpu_total AS gpu_total_ns, e.args
             FROM {q}._ev e JOIN (SELECT * FROM {q}._res WHERE x_r >= 0) x ON e.r = x.x_r
             WHERE e.problem IS NULL AND NOT x.x_skip"""
         )
-        self.ws.transfer("SELECT * EXCLUDE (bound_event) FROM {ws}._evx", "trace_events")
+        self.ws.transfer("SELECT * FROM {ws}._evx", "trace_events")
 
     def _derived(self) -> None:
         """Counters, flows and the shared GPU tables (columns as the Nsight/nvprof readers
-        fill them, ns), all from the finished events."""
+        fill them, ns), all from the finished events: the rows of this file already copied
+        into ``trace_events`` (``{stored}``: a filtered scan, no join; flows add the slice
+        each flow event binds to from ``_bound``)."""
         con = self.con
         ws = self.ws
+        stored = f"(SELECT * FROM trace_events WHERE source_id = {int(self.sid)})"
         ws.transfer(
             """SELECT e.source_id, e.event_no, e.name, e.cat, e.pid, e.tid, e.id, e.ts_ns, j.key AS series,
                       try_cast(j.value AS DOUBLE) AS value,
                       CASE WHEN j.type = 'VARCHAR' THEN json_extract_string(j.value, '$')
                            ELSE CAST(j.value AS VARCHAR) END AS value_text
-               FROM {ws}._evx e, json_each(e.args) j
+               FROM {stored} e, json_each(e.args) j
                WHERE e.ph = 'C' AND e.args IS NOT NULL""",
-            "trace_counters",
+            "trace_counters", stored=stored,
         )
         ws.transfer(
-            """SELECT any_value(source_id) AS source_id, cat, id, any_value(name) AS name,
-                      arg_min(event_no, ts_ns) FILTER (WHERE ph = 's') AS start_event,
-                      arg_max(event_no, ts_ns) FILTER (WHERE ph = 'f') AS end_event,
+            # events at the same time: the first in the file starts a flow, the last ends it
+            """SELECT min(source_id) AS source_id, cat, id, arg_min(name, event_no) AS name,
+                      arg_min(event_no, [ts_ns, event_no]) FILTER (WHERE ph = 's') AS start_event,
+                      arg_max(event_no, [ts_ns, event_no]) FILTER (WHERE ph = 'f') AS end_event,
                       count(*) FILTER (WHERE ph = 't') AS steps,
                       min(ts_ns) FILTER (WHERE ph = 's') AS start_ts_ns, max(ts_ns) FILTER (WHERE ph = 'f') AS end_ts_ns,
-                      arg_min(bound_event, ts_ns) FILTER (WHERE ph = 's') AS from_event,
-                      arg_max(bound_event, ts_ns) FILTER (WHERE ph = 'f') AS to_event
-               FROM {ws}._evx WHERE ph IN ('s', 't', 'f') GROUP BY cat, id""",
-            "trace_flows",
+                      arg_min(bound_event, [ts_ns, event_no]) FILTER (WHERE ph = 's') AS from_event,
+                      arg_max(bound_event, [ts_ns, event_no]) FILTER (WHERE ph = 'f') AS to_event
+               FROM {stored} e LEFT JOIN {ws}._bound b USING (event_no)
+               WHERE ph IN ('s', 't', 'f') GROUP BY cat, id""",
+            "trace_flows", stored=stored,
         )
-        names = [r[0] for r in con.execute("SELECT DISTINCT name FROM _evx WHERE role = 'kernel'").fetchall()]
+        # a lookup table: the names of rows skipped later do no harm (no join needed)
+        names = [r[0] for r in con.execute("SELECT DISTINCT name FROM _ev WHERE role = 'kernel'").fetchall()]
         create_arrow_table(con, "_kshort", pa.table({
             "kname": pa.array(names, pa.string()),
             "kshort": pa.array([te.kernel_short_name(n) for n in names], pa.string())}))
@@ -126,9 +135,9 @@ class TableSteps:
                             json_extract_string(args, ['$.device', '$.context', '$.stream', '$.grid[0]', '$.grid[1]',
                                 '$.grid[2]', '$.block[0]', '$.block[1]', '$.block[2]',
                                 '$."registers per thread"']) AS v
-                     FROM {ws}._evx WHERE role = 'kernel') e
+                     FROM {stored} WHERE role = 'kernel') e
                LEFT JOIN {ws}._kshort k ON k.kname = e.name""",
-            "gpu_kernels",
+            "gpu_kernels", stored=stored,
         )
         ws.transfer(
             """SELECT source_id, event_no AS row_no, CASE WHEN role = 'memcpy' THEN 'memcpy' ELSE 'memset' END AS op,
@@ -141,8 +150,8 @@ class TableSteps:
                       try_cast(json_extract_string(args, '$.stream') AS BIGINT) AS stream,
                       correlation AS correlation_id, try_cast(pid AS BIGINT) AS pid, try_cast(tid AS BIGINT) AS tid,
                       'trace_events' AS origin
-               FROM {ws}._evx WHERE role IN ('memcpy', 'memset')""",
-            "gpu_memops",
+               FROM {stored} WHERE role IN ('memcpy', 'memset')""",
+            "gpu_memops", stored=stored,
         )
         ws.transfer(
             """SELECT source_id, event_no AS row_no,
@@ -151,8 +160,8 @@ class TableSteps:
                       dur_ns AS duration_ns, correlation AS correlation_id,
                       try_cast(pid AS BIGINT) AS pid, try_cast(tid AS BIGINT) AS tid,
                       try_cast(json_extract_string(args, '$.cbid') AS INTEGER) AS cbid, 'trace_events' AS origin
-               FROM {ws}._evx WHERE role = 'launch'""",
-            "gpu_api_calls",
+               FROM {stored} WHERE role = 'launch'""",
+            "gpu_api_calls", stored=stored,
         )
         con.execute("DROP TABLE IF EXISTS _thr")
 

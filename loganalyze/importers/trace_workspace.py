@@ -61,15 +61,16 @@ class Workspace:
         return bool(self.con.execute("SELECT path FROM duckdb_databases() "
                                      "WHERE database_name = current_database()").fetchall()[0][0])
 
-    def transfer(self, select_sql: str, table: str) -> None:
-        """Queue ``INSERT INTO table <select_sql>`` for :meth:`publish`; ``{ws}.name`` in the
-        SQL names a workspace table."""
-        self._pending.append((table, select_sql))
+    def transfer(self, select_sql: str, table: str, **names: str) -> None:
+        """Queue ``INSERT INTO table <select_sql>`` for :meth:`publish` (run in the order
+        queued); ``{ws}.name`` in the SQL names a workspace table, ``{key}`` the text of
+        ``names[key]``."""
+        self._pending.append((table, select_sql, names))
 
     def publish(self) -> None:
         main = self.ctx.con
-        for table, sql in self._pending:
-            main.execute(f"INSERT INTO {table} BY NAME {sql.format(ws=self.qualified)}")
+        for table, sql, names in self._pending:
+            main.execute(f"INSERT INTO {table} BY NAME {sql.format(ws=self.qualified, **names)}")
         self._pending.clear()
 
     def close(self) -> None:
