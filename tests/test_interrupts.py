@@ -97,3 +97,24 @@ def test_python_m_keeps_the_exit_code_after_a_caught_interrupt_in_a_string_exec(
     res = subprocess.run([sys.executable, "-m", "interrupted_cli"], cwd=tmp_path, env=env,
                          capture_output=True, text=True)
     assert res.returncode == 130, res.stderr
+
+
+def test_signals_are_ignored_once_the_command_has_finished(tmp_path):
+    """After the command (its work stored, its answer printed) a SIGINT or SIGTERM during the
+    interpreter's teardown must not turn the chosen status into death by the signal."""
+    (tmp_path / "finished_cli.py").write_text(
+        "import atexit, os, signal, sys\n"
+        "import loganalyze.cli as cli\n"
+        "def app():\n"
+        "    sys.exit(0)\n"
+        "def at_exit():\n"
+        "    print(signal.getsignal(signal.SIGINT) == signal.getsignal(signal.SIGTERM) == signal.SIG_IGN)\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "atexit.register(at_exit)\n"
+        "cli.app = app\n"
+        "cli.main()\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(SAMPLES.parent)]))
+    res = subprocess.run([sys.executable, "-m", "finished_cli"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True)
+    assert (res.returncode, res.stdout) == (0, "True\n"), res.stderr
