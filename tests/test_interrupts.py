@@ -83,38 +83,35 @@ def test_python_m_keeps_the_exit_code_after_a_caught_interrupt_in_a_string_exec(
     """CPython marks a KeyboardInterrupt that ends a string ``exec`` as unhandled even when it
     is caught, and ``python -m`` then dies by SIGINT (-2) instead of exiting 130; a signal
     landing in a dataclass or namedtuple built during a lazy import does exactly that."""
-    (tmp_path / "interrupted_cli.py").write_text(
-        "import sys\n"
-        "import loganalyze.cli as cli\n"
-        "def app():\n"
-        "    try:\n"
-        "        exec('raise KeyboardInterrupt')\n"
-        "    except KeyboardInterrupt:\n"
-        "        sys.exit(130)\n"
-        "cli.app = app\n"
-        "cli.main()\n")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(SAMPLES.parent)]))
-    res = subprocess.run([sys.executable, "-m", "interrupted_cli"], cwd=tmp_path, env=env,
-                         capture_output=True, text=True)
+    res = _main_with_app(tmp_path, "import sys\n"
+                                   "def app():\n"
+                                   "    try:\n"
+                                   "        exec('raise KeyboardInterrupt')\n"
+                                   "    except KeyboardInterrupt:\n"
+                                   "        sys.exit(130)\n")
     assert res.returncode == 130, res.stderr
+
+
+def _main_with_app(tmp_path, app_source: str) -> subprocess.CompletedProcess:
+    """``python -m`` of a module that defines ``app`` from ``app_source``, puts it in place of
+    the command line's app and runs ``loganalyze.cli.main()``."""
+    (tmp_path / "stand_in_cli.py").write_text(
+        app_source + "import loganalyze.cli as cli\ncli.app = app\ncli.main()\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(SAMPLES.parent)]))
+    return subprocess.run([sys.executable, "-m", "stand_in_cli"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True)
 
 
 def test_signals_are_ignored_once_the_command_has_finished(tmp_path):
     """After the command (its work stored, its answer printed) a SIGINT or SIGTERM during the
     interpreter's teardown must not turn the chosen status into death by the signal."""
-    (tmp_path / "finished_cli.py").write_text(
-        "import atexit, os, signal, sys\n"
-        "import loganalyze.cli as cli\n"
-        "def app():\n"
-        "    sys.exit(0)\n"
-        "def at_exit():\n"
-        "    print(signal.getsignal(signal.SIGINT) == signal.getsignal(signal.SIGTERM) == signal.SIG_IGN)\n"
-        "    os.kill(os.getpid(), signal.SIGINT)\n"
-        "    os.kill(os.getpid(), signal.SIGTERM)\n"
-        "atexit.register(at_exit)\n"
-        "cli.app = app\n"
-        "cli.main()\n")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(SAMPLES.parent)]))
-    res = subprocess.run([sys.executable, "-m", "finished_cli"], cwd=tmp_path, env=env,
-                         capture_output=True, text=True)
+    res = _main_with_app(tmp_path, "import atexit, os, signal, sys\n"
+                                   "def app():\n"
+                                   "    sys.exit(0)\n"
+                                   "def at_exit():\n"
+                                   "    print(signal.getsignal(signal.SIGINT) == signal.getsignal(signal.SIGTERM)"
+                                   " == signal.SIG_IGN)\n"
+                                   "    os.kill(os.getpid(), signal.SIGINT)\n"
+                                   "    os.kill(os.getpid(), signal.SIGTERM)\n"
+                                   "atexit.register(at_exit)\n")
     assert (res.returncode, res.stdout) == (0, "True\n"), res.stderr
