@@ -168,18 +168,18 @@ def ingest(
             bar.file_done()
         typer.echo(exc.summary(), err=True)
         raise typer.Exit(exc.exit_code)
-    except KeyboardInterrupt as exc:
-        _interrupted_between_files(bar, ok, signal_exit_code(exc))
-    except LoganalyzeError as exc:
+    except (KeyboardInterrupt, Exception) as exc:
+        # a signal outside any file's transaction (between files, or while a stored file's
+        # figures are read back, where DuckDB reports it as "Query interrupted"): every file
+        # reported so far is stored whole.  Any other error but ours is a bug: its traceback
         if is_interrupt(exc):
-            _interrupted_between_files(bar, ok, signal_exit_code(exc))
-        _fail(str(exc))
-    except Exception as exc:
-        # a signal while the result of a stored file is read back surfaces as DuckDB's
-        # "Query interrupted"; any other error is a bug and keeps its traceback
-        if not is_interrupt(exc):
-            raise
-        _interrupted_between_files(bar, ok, signal_exit_code(exc))
+            if bar:
+                bar.file_done()
+            typer.echo(f"interrupted: {ok} file(s) ingested before it", err=True)
+            raise typer.Exit(signal_exit_code(exc))
+        if isinstance(exc, LoganalyzeError):
+            _fail(str(exc))
+        raise
     finally:
         if database is not None:
             database.close()
@@ -219,15 +219,6 @@ def _dataset_ingest(directory: str, paths: List[str], run: Optional[str], bar, *
     from .dataset.ingest import ingest_to_dataset
 
     return ingest_to_dataset(directory, paths, run_label=run, progress_factory=bar, **run_meta)
-
-
-def _interrupted_between_files(bar, ok: int, code: int) -> None:
-    """A signal outside any file's transaction (between files, or while a stored file's
-    figures are printed): every file reported so far is stored whole."""
-    if bar:
-        bar.file_done()
-    typer.echo(f"interrupted: {ok} file(s) ingested before it", err=True)
-    raise typer.Exit(code)
 
 
 def _print_ingested(database, res) -> None:

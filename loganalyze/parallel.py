@@ -18,6 +18,7 @@ from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import Iterator
 
+from .cores import usable_cores
 from .identity import HEAD_BYTES, StoredSource
 from .ingest import IngestInterrupted, IngestOptions, IngestResult, _duplicate, ingest_file
 from .inputs import STDIN, Candidate
@@ -40,10 +41,7 @@ SHAPES = "onednn_shapes"
 
 def default_jobs() -> int:
     """Worker processes when ``--jobs`` is not given: one per core this process may use."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
+    return usable_cores()
 
 
 def worth_parallel(cands: list[Candidate], jobs: int | None) -> bool:

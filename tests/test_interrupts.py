@@ -66,7 +66,8 @@ def test_signal_while_a_stored_file_is_reported_is_an_interrupt_not_a_traceback(
     from loganalyze import signals
 
     def interrupted_query(database, res):
-        signals._received["code"] = 130  # what the handler records before DuckDB's error
+        # what the handler records before DuckDB's error (undone after the test)
+        monkeypatch.setitem(signals._received, "code", 130)
         raise RuntimeError("Query interrupted")
 
     monkeypatch.setattr(cli, "_print_ingested", interrupted_query)

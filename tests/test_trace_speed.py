@@ -175,7 +175,7 @@ def _ingest_rows(path: Path, monkeypatch, part_min: int | None) -> tuple[dict, l
     with monkeypatch.context() as m:
         m.setattr(trace_load, "_read_arrays", spying)
         m.setattr(trace_stage, "PART_MIN_BYTES", part_min or (1 << 62))
-        m.setattr(trace_stage.os, "cpu_count", lambda: 4)
+        m.setattr(trace_stage, "usable_cores", lambda: 4)
         m.setattr(trace_stage, "TAIL_WINDOW", 64 << 10)  # the end is looked for past any damage
         with Store(":memory:") as store:
             res = ingest_file(store, str(path))

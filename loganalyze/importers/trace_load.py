@@ -6,7 +6,7 @@ same raw table from its CSV rows.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -160,10 +160,9 @@ def _read_arrays(ws: Workspace, paths: list[str], flavour: str) -> None:
                 con.execute(_array_sql(paths[0], "_ev", flavour))
                 for f in futures:
                     f.result()
-            except BaseException:
+            except BaseException:  # the pool waits for the others as the block ends
                 for cur in cursors:
                     cur.interrupt()
-                wait(futures)
                 raise
     except Exception as exc:
         if not is_interrupt(exc):  # the workspace connection is still usable

@@ -13,6 +13,7 @@ import re
 import threading
 from dataclasses import dataclass
 
+from ..cores import usable_cores
 from ..grammars import trace_container as tc
 from ..inputs import InputError, InputFile
 
@@ -213,7 +214,7 @@ def _cuts(src, start: int, end: int) -> list[int]:
     """Offsets of commas between events that cut the array ``[start, end)`` of ``src`` into
     parts of about equal size (see :data:`PART_MIN_BYTES`); fewer where no boundary is found
     near a cut."""
-    parts = max(1, min(os.cpu_count() or 1, MAX_PARTS, (end - start) // PART_MIN_BYTES))
+    parts = max(1, min(usable_cores(), MAX_PARTS, (end - start) // PART_MIN_BYTES))
     cuts: list[int] = []
     for k in range(1, parts):
         at = start + (end - start) * k // parts

@@ -53,7 +53,7 @@ class Workspace:
         self.qualified = f"{self.DATABASE}.{self.schema}"
         self.con.execute(f"CREATE SCHEMA {self.qualified}")
         self.con.execute(f"USE {self.qualified}")
-        self._pending: list[tuple[str, str]] = []
+        self._pending: list[tuple[str, str, dict[str, str]]] = []
 
     def _file_backed(self) -> bool:
         """The store is a database file (an in-memory store holds the rows in memory anyway,
