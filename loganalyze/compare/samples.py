@@ -112,6 +112,8 @@ def load(con, by: str | list[str] | tuple[str, ...] | None = None, families=None
     """
     import pandas as pd
 
+    from ..importers.base import arrow_table
+
     keys = parse_by(by)
     run_filter = "true" if runs is None else "coalesce(src.run_label, '') IN (SELECT unnest(?::VARCHAR[]))"
     parts, params = [], []
@@ -124,7 +126,7 @@ def load(con, by: str | list[str] | tuple[str, ...] | None = None, families=None
                      row_number() OVER (PARTITION BY run, item, stratum ORDER BY o_file, o_hash, o_pos, o_tie) AS seq
               FROM ({" UNION ALL ".join(parts)})"""
     rel = con.sql(sql, params=params or None)
-    table = rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()  # DuckDB 2 / 1.x
+    table = arrow_table(rel)
     frame = table.to_pandas(strings_to_categorical=True)
     if frame.empty:
         frame = pd.DataFrame({c: pd.Series(dtype="int64" if c in ("ns", "seq") else "object") for c in COLUMNS})

@@ -74,11 +74,14 @@ def sql_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+def arrow_table(rel: duckdb.DuckDBPyRelation) -> pa.Table:
+    """The rows of a DuckDB relation as one Arrow table (DuckDB 2's ``to_arrow_table``, 1.x's ``arrow``)."""
+    return rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()
+
+
 def arrow_types(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, pa.DataType]:
     """Arrow type of every column of ``table``, as DuckDB hands that table to Arrow."""
-    rel = con.sql(f"SELECT * FROM {table} LIMIT 0")
-    schema = (rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()).schema
-    return {f.name: f.type for f in schema}
+    return {f.name: f.type for f in arrow_table(con.sql(f"SELECT * FROM {table} LIMIT 0")).schema}
 
 
 @dataclass
