@@ -2,7 +2,7 @@
 (every source has all its rows, no row lacks its source, counts add up) and a re-run of the
 same ingest completes with exactly the totals of a clean ingest.
 
-Killing a fresh ``python -m loganalyze`` 50 times would spend most of the time importing, so a
+Killing a fresh ``python -m loganalyze`` 30 times would spend most of the time importing, so a
 small fork server imports loganalyze once and forks one ingest per request; the test kills that
 child with SIGKILL after a seeded random delay inside the measured ingest window.
 """
@@ -26,7 +26,7 @@ from reliability_helpers import SAMPLES, check_consistent, make_inputs
 import loganalyze
 
 #: kills per run of the test (``SIGKILL_LOOP_KILLS=500 pytest tests/test_sigkill.py`` for a long run)
-KILLS = int(os.environ.get("SIGKILL_LOOP_KILLS", "50"))
+KILLS = int(os.environ.get("SIGKILL_LOOP_KILLS", "30"))
 SEED = 20261123
 #: files per killed run (a random sample of the six kinds, in random order)
 FILES_PER_RUN = 3

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -167,33 +166,35 @@ def test_event_larger_than_the_limit_is_skipped_in_bounded_memory(tmp_path):
 
 
 # =========================================================================== quadratic shapes
-def _shapes():
+def _shape(name: str) -> list:
+    """The events of one adversarial shape (each built only when its test runs)."""
     half = N // 2
-    return {
+    shapes = {
         # B1 .. Bn, then E1 .. En: each E closes the outermost open B
-        "fifo": ([event("B", f"op{i}", i) for i in range(half)]
-                 + [event("E", f"op{i}", half + i) for i in range(half)]),
+        "fifo": lambda: ([event("B", f"op{i}", i) for i in range(half)]
+                         + [event("E", f"op{i}", half + i) for i in range(half)]),
         # n open B, then n E of names never opened
-        "unmatched": ([event("B", f"op{i}", i) for i in range(half)]
-                      + [event("E", f"zz{i}", half + i) for i in range(half)]),
+        "unmatched": lambda: ([event("B", f"op{i}", i) for i in range(half)]
+                              + [event("E", f"zz{i}", half + i) for i in range(half)]),
         # B within B within B ..., closed last-in-first-out
-        "deep": ([event("B", f"op{i}", i) for i in range(half)]
-                 + [event("E", f"op{half - 1 - i}", half + i) for i in range(half)]),
+        "deep": lambda: ([event("B", f"op{i}", i) for i in range(half)]
+                         + [event("E", f"op{half - 1 - i}", half + i) for i in range(half)]),
         # X within X ...; a kernel at the bottom (its time goes up the whole chain)
-        "deep_x": ([event("X", f"op{i}", i, dur=2 * (N - i)) for i in range(N - 2)]
-                   + [event("X", "cudaLaunchKernel", N, cat="cuda_runtime", dur=1, args={"correlation": 1}),
-                      event("X", "k", N, tid=9, cat="kernel", dur=7, args={"correlation": 1})]),
+        "deep_x": lambda: ([event("X", f"op{i}", i, dur=2 * (N - i)) for i in range(N - 2)]
+                           + [event("X", "cudaLaunchKernel", N, cat="cuda_runtime", dur=1, args={"correlation": 1}),
+                              event("X", "k", N, tid=9, cat="kernel", dur=7, args={"correlation": 1})]),
         # a long chain of closed operators, then many spans after all of them
-        "closed_chain": ([event("X", f"op{i}", i, dur=half - i) for i in range(half)]
-                         + [event("X", f"late{i}", N + i, cat="cuda_runtime", dur=1) for i in range(half)]),
+        "closed_chain": lambda: ([event("X", f"op{i}", i, dur=half - i) for i in range(half)]
+                                 + [event("X", f"late{i}", N + i, cat="cuda_runtime", dur=1) for i in range(half)]),
         # async b/e of one id, first-in-first-out
-        "async_fifo": ([event("b", f"t{i}", i, id=1) for i in range(half)]
-                       + [event("e", f"t{i}", half + i, id=1) for i in range(half)]),
+        "async_fifo": lambda: ([event("b", f"t{i}", i, id=1) for i in range(half)]
+                               + [event("e", f"t{i}", half + i, id=1) for i in range(half)]),
         # flow ends on many threads, each after a run of closed slices
-        "flows": ([event("X", f"op{i}", 2 * i, tid=i % 1000, dur=1) for i in range(half)]
-                  + [event("f" if i % 2 else "s", "flow", N + i, tid=i % 1000, id=i // 2, bp="e", cat="ac2g")
-                     for i in range(half)]),
+        "flows": lambda: ([event("X", f"op{i}", 2 * i, tid=i % 1000, dur=1) for i in range(half)]
+                          + [event("f" if i % 2 else "s", "flow", N + i, tid=i % 1000, id=i // 2, bp="e", cat="ac2g")
+                             for i in range(half)]),
     }
+    return shapes[name]()
 
 
 def _check_fifo(q):
@@ -229,7 +230,7 @@ def _check_flows(q):
 
 @pytest.mark.parametrize("shape", ["fifo", "unmatched", "deep", "deep_x", "closed_chain", "async_fifo", "flows"])
 def test_adversarial_shapes_are_not_quadratic(tmp_path, ingest_files, query, shape):
-    path = write_trace(tmp_path, f"{shape}.json", _shapes()[shape])
+    path = write_trace(tmp_path, f"{shape}.json", _shape(shape))
     started = time.perf_counter()
     (res,) = ingest_files([path])
     took = time.perf_counter() - started
