@@ -276,8 +276,8 @@ def element_boundary(window: bytes, window_at: int, min_events: int = 4) -> int 
         i, decoded = comma, 0
         while decoded < min_events:
             try:
-                obj, end = dec.raw_decode(text, _skip_ws(text, i + 1))
-            except ValueError:
+                obj, end = decode_bounded(dec, text, _skip_ws(text, i + 1))
+            except ValueError:  # not JSON there, or nested too deep (TooDeep)
                 break
             end = _skip_ws(text, end)
             if not (isinstance(obj, dict) and "ph" in obj) or end >= len(text) or text[end] != ",":

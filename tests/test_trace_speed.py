@@ -197,6 +197,10 @@ def test_element_boundary_cuts_between_events_only():
     # inside a string the quotes are escaped: no comma there decodes as the start of events
     inside = text.index(b'\\"ph')
     assert element_boundary(text[inside - 3:inside + 40], inside - 3) is None
+    # events nested too deep to decode are no boundary, never a RecursionError
+    deep = b',{"ph": "X", "args": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"
+    assert element_boundary(deep * 5, 0) is None
+    assert element_boundary(deep * 2 + text[at:], 0) == len(deep) * 2 + comma - at
 
 
 def test_split_read_gives_the_rows_of_one_read(tmp_path, small_trace, monkeypatch):
