@@ -221,6 +221,8 @@ tensor_shapes = pp.Regex(TENSOR_SHAPE + r"(?::" + TENSOR_SHAPE + r")*$")("shapes
     lambda t: [[shape.split("x") for shape in t[0].split(":")]]
 )
 problem_descriptor = named_dims | tensor_shapes
+#: the whole text as a problem descriptor (built once: pyparsing elements are costly to make)
+_problem_whole = problem_descriptor + pp.StringEnd()
 
 
 @lru_cache(maxsize=65536)
@@ -229,7 +231,7 @@ def parse_problem(text: str) -> dict[str, str]:
     if not text:
         return {}
     try:
-        res = (problem_descriptor + pp.StringEnd()).parse_string(text)
+        res = _problem_whole.parse_string(text)
     except pp.ParseException:
         return {}
     out: dict[str, str] = {}
@@ -344,6 +346,20 @@ def _fill_primitive(shape: Shape, layout: str, values: list[str]) -> None:
     shape.dims = parse_problem(shape.problem)
 
 
+def _leading(text: str) -> dict | pp.ParseException:
+    """The named groups of ``leading_fields`` over the whole of ``text``.  Its compiled
+    regex is matched directly: pyparsing's ``parse_string`` costs ~40 us a call, a tenth of a
+    second for the few thousand shapes of a large log.  Text it does not match goes through
+    pyparsing, for pyparsing's own error."""
+    m = leading_fields.re.match(text)
+    if m is None:
+        try:
+            return leading_fields.parse_string(text, parse_all=True)
+        except pp.ParseException as exc:
+            return exc
+    return m.groupdict()
+
+
 def parse_shape(text: str, whole: bool = False) -> Shape:
     """Parse one distinct shape.
 
@@ -354,10 +370,9 @@ def parse_shape(text: str, whole: bool = False) -> Shape:
     line without its timestamp.
     """
     shape = Shape(key=text)
-    try:
-        lead = leading_fields.parse_string(text, parse_all=True)
-    except pp.ParseException as exc:  # pragma: no cover - the marker was matched by SQL
-        shape.status, shape.reason = "malformed", f"not a verbose line: {exc.msg}"
+    lead = _leading(text)
+    if isinstance(lead, pp.ParseException):  # pragma: no cover - the cut matched the marker
+        shape.status, shape.reason = "malformed", f"not a verbose line: {lead.msg}"
         return shape
     shape.marker = lead["marker"]
     shape.version_token = lead.get("version") or ""

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import re
 
+import pyparsing as pp
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from loganalyze.grammars import onednn_verbose as g
 
@@ -474,3 +477,24 @@ def test_eltwise_alg_and_lrn_problem_in_a_line():
                  "diff_undef::undef:::,,alg:eltwise_relu alpha:0 beta:0,2x16x7x7,0.003")
     assert e.kind == "eltwise" and e.alg == "eltwise_relu" and e.aux == "alg:eltwise_relu alpha:0 beta:0"
     assert [m["arg"] for m in e.md_list] == ["data", "diff"]
+
+
+_LEAD_TEXT = st.lists(st.sampled_from(["onednn_verbose", "dnnl_verbose", "mkldnn_verbose", "v1", "v", "12.5", "3.",
+                                       "primitive", "graph", "exec", "create:cache_miss", "info", "", " ", "\n",
+                                       "\r", "x,y", "cpu"]), min_size=1, max_size=7).map(",".join)
+
+
+@given(st.one_of(_LEAD_TEXT, st.text(max_size=40), _LEAD_TEXT.map(lambda t: " " + t), _LEAD_TEXT.map(lambda t: t + "\n")))
+@settings(max_examples=300, deadline=None)
+def test_leading_fields_match_pyparsing(text):
+    """``parse_shape`` matches the leading fields' regex directly: the same groups as
+    pyparsing's ``parse_string(parse_all=True)``, and pyparsing's own error where it fails."""
+    got = g._leading(text)
+    try:
+        want = g.leading_fields.parse_string(text, parse_all=True)
+    except pp.ParseException as exc:
+        assert isinstance(got, pp.ParseException) and got.msg == exc.msg
+        return
+    assert not isinstance(got, pp.ParseException)
+    for name in ("marker", "version", "timestamp", "component", "operation", "rest"):
+        assert got.get(name) == want.get(name), name
