@@ -7,6 +7,7 @@ Only typer is imported at start-up; each command imports what it needs.
 # (no ``from __future__ import annotations``: typer reads every command's annotations at each
 # start, and string annotations cost it an eval each)
 
+import os
 import sys
 from contextlib import contextmanager
 from typing import Iterator, List, Optional, Tuple
@@ -464,14 +465,42 @@ cli_report.register(app)
 
 
 def main() -> None:
+    code: object = 0
     try:
         app()
+    except SystemExit as exc:
+        code = exc.code
     except KeyboardInterrupt:  # pragma: no cover
         sys.stderr.write("interrupted\n")
-        sys.exit(130)
+        code = 130
     finally:
         _forget_caught_interrupt()
         _exit_with_the_chosen_status()
+    _exit_without_teardown(code)
+
+
+def _exit_without_teardown(code: object) -> None:
+    """End the process with ``code`` (what ``sys.exit`` takes) without the interpreter's
+    teardown, which frees every object one by one: 0.12-0.19 s after a 1 GiB ingest, about
+    0.02 s after a query.  The command has finished: its database is closed, the ``atexit``
+    work (temporary folders) is run here and the output flushed.  Where that cannot be done
+    cleanly (another thread still running, output that cannot be flushed: a closed pipe), the
+    interpreter exits as usual."""
+    import atexit
+    import threading
+
+    if any(t is not threading.main_thread() and t.is_alive() and not t.daemon for t in threading.enumerate()):
+        sys.exit(code)
+    status = 0 if code is None else code if isinstance(code, int) else 1
+    if not isinstance(code, (int, type(None))):
+        sys.stderr.write(f"{code}\n")
+    atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        sys.exit(status)
+    os._exit(status)
 
 
 def _exit_with_the_chosen_status() -> None:

@@ -32,6 +32,26 @@ def test_python_dash_m(tmp_path):
     assert out.returncode == 0 and out.stdout == "" and out.stderr == ""
 
 
+def test_exit_without_teardown_keeps_output_status_and_atexit(tmp_path):
+    """``main`` ends the process without the interpreter's teardown: the ``atexit`` work
+    still runs (temporary folders are removed that way) and what it writes is flushed, the
+    chosen status is the exit status, and a large answer arrives whole through a pipe."""
+    env = dict(os.environ, LOGANALYZE_DB=str(tmp_path / "e.duckdb"))
+    env.pop("PYTHONUNBUFFERED", None)  # output buffered, as it is by default
+    script = ("import atexit, sys\n"
+              "atexit.register(lambda: sys.stdout.write('atexit ran'))\n"
+              "import loganalyze.cli as cli\n"
+              "sys.argv = ['loganalyze'] + sys.argv[1:]\n"
+              "cli.main()\n")
+    for args, status in ((["--version"], 0), (["summary", "--by", "nothing"], 2)):
+        out = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, env=env)
+        assert out.returncode == status and out.stdout.endswith("atexit ran"), (args, out)
+    assert subprocess.run([sys.executable, "-m", "loganalyze", "ingest", "-q", str(ONEDNN)], env=env).returncode == 0
+    out = subprocess.run([sys.executable, "-m", "loganalyze", "sql", "SELECT range AS n FROM range(200000)",
+                          "--format", "csv"], capture_output=True, text=True, env=env)
+    assert out.returncode == 0 and out.stdout.splitlines() == ["n"] + [str(i) for i in range(200000)]
+
+
 def test_plain_summary_shows_the_family_present(tmp_db, cli):
     assert cli("ingest", "-q", "--db", tmp_db, MXNET).exit_code == 0
     res = cli("summary", "--db", tmp_db)
