@@ -465,6 +465,9 @@ cli_report.register(app)
 
 
 def main() -> None:
+    # no command does linear algebra: without this numpy's OpenBLAS starts a thread per core
+    # that spins at import, ~0.1 CPU-s a process (and in every --jobs worker)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     code: object = 0
     try:
         app()

@@ -52,6 +52,20 @@ def test_exit_without_teardown_keeps_output_status_and_atexit(tmp_path):
     assert out.returncode == 0 and out.stdout.splitlines() == ["n"] + [str(i) for i in range(200000)]
 
 
+@pytest.mark.parametrize("given, seen", [(None, "1"), ("4", "4")])
+def test_cli_keeps_openblas_to_one_thread_unless_told(given, seen):
+    """The CLI does no linear algebra: numpy's OpenBLAS gets one thread (its idle threads
+    spin at import), unless the user set OPENBLAS_NUM_THREADS."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    script = ("import os, loganalyze.cli as cli\n"
+              "cli.app = lambda: print(os.environ.get('OPENBLAS_NUM_THREADS'))\n"
+              "cli.main()\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
+    assert out.returncode == 0 and out.stdout == seen + "\n"
+
+
 def test_plain_summary_shows_the_family_present(tmp_db, cli):
     assert cli("ingest", "-q", "--db", tmp_db, MXNET).exit_code == 0
     res = cli("summary", "--db", tmp_db)
