@@ -494,9 +494,11 @@ def _exit_without_teardown(code: object) -> None:
 
     if any(t is not threading.main_thread() and t.is_alive() and not t.daemon for t in threading.enumerate()):
         sys.exit(code)
-    status = 0 if code is None else code if isinstance(code, int) else 1
-    if not isinstance(code, (int, type(None))):
+    if code is None or isinstance(code, int):
+        status = code or 0
+    else:  # a message, as sys.exit prints it
         sys.stderr.write(f"{code}\n")
+        status = 1
     atexit._run_exitfuncs()
     try:
         sys.stdout.flush()
