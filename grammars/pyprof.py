@@ -49,10 +49,13 @@ def _tupled(x):
     return tuple(_tupled(v) for v in x) if isinstance(x, (list, pp.ParseResults)) else x
 
 
+_OP_RE = r"^(?P<op>[^,]+?)\s*"
+_SEQ_RE = r",\s*(?P<stashed>stashed )?seq\s*=\s*(?P<seq>\d+)"
 #: the same structure as ``nvtx_name`` as one regex: names differ mostly by their seq, so the
 #: sizes list (few distinct) is what goes through the grammar, once per distinct list
-NVTX_NAME_RE = re.compile(r"^(?P<op>[^,]+?)\s*(?:,\s*(?P<stashed>stashed )?seq\s*=\s*(?P<seq>\d+))?"
-                          r"(?:,\s*sizes\s*=\s*(?P<sizes>\[.*\]))?\s*$")
+NVTX_NAME_RE = re.compile(_OP_RE + f"(?:{_SEQ_RE})?" + r"(?:,\s*sizes\s*=\s*(?P<sizes>\[.*\]))?\s*$")
+#: the start of ``NVTX_NAME_RE`` up to the sequence number
+NVTX_SEQ_RE = re.compile(_OP_RE + _SEQ_RE)
 
 
 @lru_cache(maxsize=4096)
@@ -92,6 +95,22 @@ def parse_nvtx_name(text: str | None) -> NvtxName | None:
     else:
         direction = None
     return NvtxName(op, seq, direction, shapes, shapes_text)
+
+
+def nvtx_seq_template(text: str) -> tuple[str, int] | None:
+    """(``text`` with its sequence number written ``0``, the number) for a name that has one
+    right after the operator (``aten::mm, seq = 7, sizes = ...``), else None.
+
+    :func:`parse_nvtx_name` gives both texts the same operator, direction and shapes:
+    ``NVTX_NAME_RE`` can only take the sequence number from that place, as the same whole run
+    of digits (the character after the run is not a digit), and a run of digits in its place
+    matches or fails the rest of the pattern alike.  So names that differ only in their
+    sequence number (nearly all of a profile's) are parsed once."""
+    m = NVTX_SEQ_RE.match(text)
+    if m is None:
+        return None
+    start, end = m.span("seq")
+    return text[:start] + "0" + text[end:], int(m.group("seq"))
 
 
 # --------------------------------------------------------------------------- pyprof parse output

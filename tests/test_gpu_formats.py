@@ -8,12 +8,15 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from loganalyze.grammars import nvprof as gnv
 from loganalyze.grammars import ncu as gncu
 from loganalyze.grammars import nsys_stats as gstats
 from loganalyze.grammars.cupti_cbid import api_name
-from loganalyze.grammars.pyprof import parse_dict_line, parse_nvtx_name
+from loganalyze.grammars.pyprof import nvtx_seq_template, parse_dict_line, parse_nvtx_name
+from loganalyze.importers.nvtx_ranges import MAX_SEQ, nvtx_op_table
 from loganalyze.grammars.cuda_api import base_api_name
 from loganalyze.names import demangle, name_forms, short_name
 from loganalyze.op_costs import op_cost
@@ -93,6 +96,53 @@ def test_nvtx_names_and_flops():
     assert op_cost("conv2d", ((1, 3, 8, 8), (4, 3, 3, 3)), "float32", {"stride": 1, "padding": 1})[0] == \
         2.0 * 1 * 4 * 64 * 3 * 9
     assert op_cost("aten::softmax", ((2, 3),)) == (None, None)
+
+
+#: emit_nvtx names and near misses (Unicode digits and spaces, stray commas, a second seq)
+NVTX_NAMES = st.builds(
+    lambda op, sep, stashed, eq, digits, tail: f"{op}{sep}{stashed}seq{eq}{digits}{tail}",
+    st.sampled_from(["aten::mm", "AddmmBackward0", "autograd::engine::evaluate_function: MulBackward0", "a b ", ""]),
+    st.sampled_from([",", ", ", " , ", ",\t", ",\u00a0", "", ", x, "]),
+    st.sampled_from(["", "stashed ", "stashed"]),
+    st.sampled_from(["=", " = ", "= ", "=\u2003", ""]),
+    st.from_regex(r"[0-9\u0663]{0,25}", fullmatch=True),
+    st.sampled_from(["", ", sizes = [[2, 3], [3]]", ", sizes = []", ",sizes=[[1]] ", " ", "x", "5", ", sizes = [",
+                     ", seq = 4", "\u00a0", ", sizes = [[2, 3], [3]], seq = 1"]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(NVTX_NAMES)
+def test_nvtx_names_that_differ_only_in_seq_parse_alike(text):
+    """What nvtx_op_table parses once per kind: the name with its sequence number written 0
+    gives the same operator, direction and shapes, and the number is the one the name has."""
+    template = nvtx_seq_template(text)
+    a = parse_nvtx_name(text)
+    if template is None:
+        assert a.seq is None
+        return
+    tpl, seq = template
+    b = parse_nvtx_name(tpl)
+    assert (a.direction, b.direction is None) == (b.direction, a.direction is None)
+    if a.direction is not None:
+        assert (a.op, a.shapes, a.shapes_text, a.seq, b.seq) == (b.op, b.shapes, b.shapes_text, seq, 0)
+
+
+def test_nvtx_op_table_parses_each_kind_once():
+    names, kinds = nvtx_op_table([
+        "aten::mm, seq = 3, sizes = [[4, 5], [5, 6]]", "aten::mm, seq = 4, sizes = [[4, 5], [5, 6]]",
+        "aten::mm, seq = 5, sizes = [[1, 5], [5, 6]]", "MmBackward0, stashed seq=3", "train_step",
+        f"aten::mm, seq = {MAX_SEQ + 1}, sizes = [[4, 5], [5, 6]]",
+        "{'mod': 'torch', 'op': 'relu', 'args': [{'name': '', 'type': 'tensor', 'shape': (8,), 'dtype': 'float32'}]}"])
+    rows = {t: (int(k), int(q)) for t, k, q in zip(names["text"], names["kind"], names["seq"])}
+    assert len(rows) == 5 and "train_step" not in rows  # no operator; nor a seq past BIGINT
+    assert rows["aten::mm, seq = 3, sizes = [[4, 5], [5, 6]]"] == (0, 3)
+    assert rows["aten::mm, seq = 4, sizes = [[4, 5], [5, 6]]"] == (0, 4)
+    assert rows["aten::mm, seq = 5, sizes = [[1, 5], [5, 6]]"] == (1, 5)
+    assert rows["MmBackward0, stashed seq=3"] == (2, 3)
+    assert [v for t, v in rows.items() if t.startswith("{")] == [(3, -1)]
+    assert kinds["op"][1] == ["aten::mm", "aten::mm", "MmBackward0", "relu"]
+    assert kinds["direction"][1] == ["fwd", "fwd", "bwd", None]
+    assert kinds["flops"][1][:3] == [2.0 * 4 * 6 * 5, 2.0 * 1 * 6 * 5, None]
 
 
 def test_nvprof_values_and_units():

@@ -56,8 +56,9 @@ def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, data: ArrowData, se
 
 
 def create_arrow_table(con: duckdb.DuckDBPyConnection, table: str, data: ArrowData, temp: bool = False) -> None:
-    """(Re)create ``table`` holding Arrow ``data`` (a working table: a temporary one with
-    ``temp``), through the same hand-off as :func:`insert_arrow`."""
+    """(Re)create ``table`` holding Arrow ``data`` (or any other object DuckDB scans, such as
+    a dict of numpy arrays; a working table: a temporary one with ``temp``), through the same
+    hand-off as :func:`insert_arrow`."""
     kind = "TEMP TABLE" if temp else "TABLE"
     _run_over_arrow(con, f"CREATE OR REPLACE {kind} {table} AS SELECT * FROM _arrow", data)
 

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from typing import Dict, Iterator, Tuple, Union
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 
 from ..inputs import SNIFF_BYTES
@@ -37,13 +38,19 @@ def values_select(columns: Values) -> tuple[str, list]:
     return f"SELECT {select}", [list(values) for _, values in columns.values()]
 
 
+#: a table of numpy arrays (column name -> array), which DuckDB scans as it is: object arrays of
+#: ``str`` for text, typed arrays for numbers (no None), as long as each other
+Arrays = Dict[str, np.ndarray]
+
+
 @contextmanager
-def lookup_tables(con: duckdb.DuckDBPyConnection, **tables: Union[pa.Table, Values]) -> Iterator[None]:
-    """Small tables (Arrow tables of typed arrays, or :data:`Values`) as temporary DuckDB
-    tables for the statements inside, dropped after: ``with lookup_tables(con, _kinds=table): ...``."""
+def lookup_tables(con: duckdb.DuckDBPyConnection, **tables: Union[pa.Table, Values, Arrays]) -> Iterator[None]:
+    """Small tables (Arrow tables of typed arrays, :data:`Values` or :data:`Arrays`: the
+    fastest for thousands of rows) as temporary DuckDB tables for the statements inside,
+    dropped after: ``with lookup_tables(con, _kinds=table): ...``."""
     try:
         for name, data in tables.items():
-            if isinstance(data, dict):
+            if isinstance(data, dict) and not all(isinstance(v, np.ndarray) for v in data.values()):
                 select, params = values_select(data)
                 con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {select}", params)
             else:

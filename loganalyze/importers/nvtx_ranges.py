@@ -8,39 +8,69 @@ shapes and cost from the range name (:func:`nvtx_op_table`).
 """
 from __future__ import annotations
 
-from ..grammars.pyprof import parse_marker, parse_nvtx_name
+import numpy as np
+
+from ..grammars.pyprof import nvtx_seq_template, parse_marker, parse_nvtx_name
 from ..op_costs import cost_from_pyprof_marker, op_cost
 from .gpu_common import Values, lookup_tables
 
 
-def nvtx_op_table(texts: list[str]) -> Values:
-    """text -> op, seq, direction, shapes, flops, bytes (:data:`~.gpu_common.Values`) for NVTX
-    range names that name an operator: PyTorch emit_nvtx names, and PyProf's argument markers
-    (``{'mod': ..., 'op': ..., 'args': [...]}``).  Other names are left out (op = text).
-    Names differ mostly by their sequence number: each (op, shapes) is costed once."""
-    rows = []
+#: the largest sequence number stored (``nvtx_ranges.seq`` is a BIGINT): a name with a larger
+#: one is not taken for an operator's name (PyTorch counts them in 64 bits)
+MAX_SEQ = 2**63 - 1
+
+
+def nvtx_op_table(texts: list[str]) -> tuple[dict[str, np.ndarray], Values]:
+    """(names, kinds) for the NVTX range names ``texts`` that name an operator: PyTorch
+    emit_nvtx names, and PyProf's argument markers (``{'mod': ..., 'op': ..., 'args': [...]}``);
+    other names (and names with a sequence number past :data:`MAX_SEQ`) are left out.  ``names``: text, kind (a row of ``kinds``) and seq (-1: none),
+    as numpy arrays; ``kinds`` (:data:`~.gpu_common.Values`): kind, op, direction, shapes,
+    flops, bytes.  Names that differ only in their sequence number are one kind, parsed once
+    (:func:`~loganalyze.grammars.pyprof.nvtx_seq_template`), and each (op, shapes) is costed once."""
+    kind_of: dict[str, int] = {}  # a kind's text (the name, its sequence number written 0) -> kind, -1: no op
+    kinds: list[tuple] = []
     costs: dict[tuple, tuple] = {}
+    names: list[str] = []
+    name_kinds: list[int] = []
+    seqs: list[int] = []
     for t in texts:
-        if t.startswith("{'"):
-            m = parse_marker(t)
-            if m and m.get("op"):
-                flops, nbytes, shapes = cost_from_pyprof_marker(m.get("op"), m)
-                rows.append((t, str(m["op"]), None, None, shapes, flops, nbytes))
-            continue
-        p = parse_nvtx_name(t)
-        if p is None or p.direction is None:
-            continue
-        flops, nbytes = None, None
-        if p.shapes and p.direction == "fwd":
-            key = (p.op, p.shapes)
-            if key not in costs:
-                costs[key] = op_cost(p.op, p.shapes)
-            flops, nbytes = costs[key]
-        rows.append((t, p.op, p.seq, p.direction, p.shapes_text, flops, nbytes))
-    columns = {"text": "VARCHAR", "op": "VARCHAR", "seq": "BIGINT", "direction": "VARCHAR", "shapes": "VARCHAR",
-               "flops": "DOUBLE", "bytes": "DOUBLE"}
-    return {name: (sql_type, [_float(r[i]) if sql_type == "DOUBLE" else r[i] for r in rows])
-            for i, (name, sql_type) in enumerate(columns.items())}
+        template = None if t.startswith("{'") else nvtx_seq_template(t)
+        key, seq = template if template else (t, -1)
+        kind = kind_of.get(key)
+        if kind is None:
+            row = _op_row(key, costs)
+            kind = kind_of[key] = -1 if row is None else len(kinds)
+            if row is not None:
+                kinds.append(row)
+        if kind >= 0 and seq <= MAX_SEQ:
+            names.append(t)
+            name_kinds.append(kind)
+            seqs.append(seq)
+    columns = {"op": "VARCHAR", "direction": "VARCHAR", "shapes": "VARCHAR", "flops": "DOUBLE", "bytes": "DOUBLE"}
+    kind_values: Values = {"kind": ("BIGINT", list(range(len(kinds))))}
+    kind_values.update({name: (sql_type, [r[i] for r in kinds]) for i, (name, sql_type) in enumerate(columns.items())})
+    return ({"text": np.array(names, dtype=object), "kind": np.array(name_kinds, dtype=np.int64),
+             "seq": np.array(seqs, dtype=np.int64)}, kind_values)
+
+
+def _op_row(text: str, costs: dict) -> tuple | None:
+    """(op, direction, shapes, flops, bytes) of one range name, None when it names no operator."""
+    if text.startswith("{'"):
+        m = parse_marker(text)
+        if not (m and m.get("op")):
+            return None
+        flops, nbytes, shapes = cost_from_pyprof_marker(m.get("op"), m)
+        return str(m["op"]), None, shapes, _float(flops), _float(nbytes)
+    p = parse_nvtx_name(text)
+    if p is None or p.direction is None:
+        return None
+    flops, nbytes = None, None
+    if p.shapes and p.direction == "fwd":
+        key = (p.op, p.shapes)
+        if key not in costs:
+            costs[key] = op_cost(p.op, p.shapes)
+        flops, nbytes = costs[key]
+    return p.op, p.direction, p.shapes_text, _float(flops), _float(nbytes)
 
 
 def _float(x) -> float | None:
@@ -52,10 +82,10 @@ def insert_nvtx_ranges(con, domains: dict, op_kinds: tuple[str, ...] | None = ("
     come from the names of the rows of ``op_kinds`` (None: every row)."""
     where = f"kind IN ({', '.join(repr(k) for k in op_kinds)}) AND " if op_kinds else ""
     texts = [r[0] for r in con.execute(f"SELECT DISTINCT text FROM _nvtx WHERE {where}text IS NOT NULL").fetchall()]
-    ops = nvtx_op_table(texts)
+    names, kinds = nvtx_op_table(texts)
     dom = {"domain_id": ("BIGINT", [int(k) for k in domains if k is not None]),
            "domain": ("VARCHAR", [v for k, v in domains.items() if k is not None])}
-    with lookup_tables(con, _ops=ops, _domains=dom):
+    with lookup_tables(con, _op_names=names, _op_kinds=kinds, _domains=dom):
         con.execute(NVTX_INSERT_SQL)
 
 
@@ -91,6 +121,8 @@ SELECT d.source_id, d.row_no, d.text, dm.domain, d.kind AS event_type, d.start_n
        d.domain_id, d.category, pa.parent_row, o.op, o.seq, o.direction, o.shapes, o.flops, o.bytes
 FROM depths d
 LEFT JOIN parents pa ON pa.row_no = d.row_no
-LEFT JOIN _ops o ON o.text = d.text
+LEFT JOIN (SELECT CAST(n.text AS VARCHAR) AS text, nullif(n.seq, -1) AS seq, k.op, k.direction, k.shapes,
+                  k.flops, k.bytes
+           FROM _op_names n JOIN _op_kinds k ON k.kind = n.kind) o ON o.text = d.text
 LEFT JOIN _domains dm ON dm.domain_id = d.domain_id AND d.domain_id <> 0
 """
