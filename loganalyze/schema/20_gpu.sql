@@ -216,34 +216,31 @@ LEFT JOIN calls c
 
 -- Each GPU activity with the innermost NVTX push/pop range open on the launching thread at
 -- launch time (range.start < launch.start and range.end > launch.end, strictly), as PyProf
--- and nsys projection do.  One interval join: ASOF joins find how many ranges are open at
--- the launch and the latest range at that depth; launches that outlive that range (rare)
--- fall back to a direct search of the enclosing ranges.
+-- and nsys projection do.  One interval join: an ASOF join over the ranges' starts and ends
+-- finds how many ranges are open at the launch, a second one the latest range at that depth;
+-- launches that outlive that range (rare) fall back to a direct search of the enclosing ranges.
 CREATE OR REPLACE VIEW gpu_activity_nvtx AS
 WITH pp AS (
     SELECT source_id, global_tid, row_no, start_ns, end_ns, depth + 1 AS lvl
     FROM nvtx_ranges
     WHERE event_type = 'push_pop' AND end_ns IS NOT NULL AND global_tid IS NOT NULL AND depth IS NOT NULL
-), starts AS (
-    SELECT source_id, global_tid, start_ns,
-           count(*) OVER (PARTITION BY source_id, global_tid ORDER BY start_ns
-                          RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS n
-    FROM pp
-), ends AS (
-    SELECT source_id, global_tid, end_ns,
-           count(*) OVER (PARTITION BY source_id, global_tid ORDER BY end_ns
-                          RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS n
-    FROM pp
+), edges AS (  -- a range is open at t when start < t, i.e. start + 1 <= t, and not end <= t
+    SELECT source_id, global_tid, start_ns + 1 AS t, 1 AS d FROM pp WHERE start_ns < 9223372036854775807
+    UNION ALL
+    SELECT source_id, global_tid, end_ns AS t, -1 AS d FROM pp
+), levels AS (  -- ranges open from t on (ties: every edge at t counted)
+    SELECT source_id, global_tid, t,
+           sum(d) OVER (PARTITION BY source_id, global_tid ORDER BY t
+                        RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS n
+    FROM edges
 ), l AS (  -- narrow rows through the joins; the activity's own columns are joined back at the end
     SELECT source_id, kind, origin, row_no, launch_global_tid, launch_start_ns, launch_end_ns, launch_row
     FROM gpu_activity_launches WHERE launch_start_ns IS NOT NULL
 ), opened AS (
-    SELECT l.*, coalesce(s.n, 0) - coalesce(e.n, 0) AS open_ranges
+    SELECT l.*, coalesce(v.n, 0) AS open_ranges
     FROM l
-    ASOF LEFT JOIN starts s
-      ON s.source_id = l.source_id AND s.global_tid = l.launch_global_tid AND l.launch_start_ns > s.start_ns
-    ASOF LEFT JOIN ends e
-      ON e.source_id = l.source_id AND e.global_tid = l.launch_global_tid AND l.launch_start_ns >= e.end_ns
+    ASOF LEFT JOIN levels v
+      ON v.source_id = l.source_id AND v.global_tid = l.launch_global_tid AND l.launch_start_ns >= v.t
 ), cand AS (
     SELECT o.*, r.row_no AS cand_row, r.end_ns AS cand_end
     FROM opened o
