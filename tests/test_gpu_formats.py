@@ -3,6 +3,7 @@ grammar pieces they rest on."""
 from __future__ import annotations
 
 import gzip
+import importlib.util
 import shutil
 import sqlite3
 from pathlib import Path
@@ -21,7 +22,8 @@ from loganalyze.grammars.cuda_api import base_api_name
 from loganalyze.names import demangle, name_forms, short_name
 from loganalyze.op_costs import op_cost
 
-SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "gpu"
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "samples" / "gpu"
 GEMM = "void gemm_kernel<float, 128>(float const*, float const*, float*, int, int, int)"
 RELU = "void at::native::elementwise_kernel<128, 4>(int, at::native::relu_functor)"
 
@@ -169,6 +171,36 @@ def test_pyprof_dict_is_read_without_eval():
     assert rec["grid"] == (1, 2, 3)
     with pytest.raises(ValueError):
         parse_dict_line("{'kShortName': __import__('os').system('echo pwned'), 'kDuration': 1}")
+
+
+def test_fwd_op_is_the_same_in_every_run(tmp_path, run):
+    """A backward op's fwd_op when seqs are reused: each seq's forward op is the outermost,
+    then the first in the file; a group's fwd_op the most frequent, ties by name (DuckDB's
+    mode and arg_min break ties by thread timing: the report changed from run to run)."""
+    spec = importlib.util.spec_from_file_location("bench_nsys", ROOT / "scripts" / "bench_nsys.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    path = tmp_path / "export.sqlite"
+    bench.build(path, 3000, 300)  # 30 steps of 9 op ranges, seq 9 * step + 1 ... + 9; ConvolutionBackward0 at + 8
+    con = sqlite3.connect(path)
+    steps: dict = {}
+    for rowid, text, end in con.execute("SELECT rowid, text, end FROM NVTX_EVENTS WHERE text LIKE '%seq = %'"):
+        op, seq = text.split(",")[0], int(text.split("seq = ")[1].split(",")[0])
+        steps.setdefault((seq - 1) // 9, {})[op] = (rowid, text, seq, end)
+    for step, ops in steps.items():
+        bwd_seq = 9 * step + 8
+        # aten::add takes the seq (before the others in the file, but inside aten::relu_: deeper)
+        # and so does aten::mm (even steps) or aten::_softmax (odd ones), at the top level
+        for op in ("aten::add", "aten::mm" if step % 2 == 0 else "aten::_softmax"):
+            rowid, text, seq, _ = ops[op]
+            con.execute("UPDATE NVTX_EVENTS SET text = ? WHERE rowid = ?",
+                        (text.replace(f"seq = {seq},", f"seq = {bwd_seq},"), rowid))
+        con.execute("UPDATE NVTX_EVENTS SET end = ? WHERE rowid = ?", (ops["aten::add"][3] + 1, ops["aten::relu_"][0]))
+    con.commit()
+    con.close()
+    assert run("ingest", str(path)).exit_code == 0
+    ops = [summary(run, "op")["ConvolutionBackward0"]["fwd_op"] for _ in range(3)]
+    assert ops == ["aten::_softmax"] * 3  # 15 calls each for aten::mm and aten::_softmax; not aten::add
 
 
 # --------------------------------------------------------------------------- Nsight Systems samples

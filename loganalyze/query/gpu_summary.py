@@ -250,7 +250,7 @@ def _ops(con, extra, where, params, top, names):
     keys = ["op"] + extra
     key_expr = {"op": f"coalesce(op, '{UNATTRIBUTED}')", "shapes": "shapes", **COMMON}
     ksel = ", ".join(f"{key_expr[x]} AS {x}" for x in keys)
-    kjoin = " AND ".join(f"k.{x} IS NOT DISTINCT FROM c.{x}" for x in keys)
+    kjoin, pjoin = (" AND ".join(f"k.{x} IS NOT DISTINCT FROM {t}.{x}" for x in keys) for t in ("c", "p"))
     sql = f"""
     WITH att AS (
         SELECT a.source_id, 'nvtx' AS via, a.range_row AS inst, a.op, a.direction, a.seq, a.shapes,
@@ -266,8 +266,8 @@ def _ops(con, extra, where, params, top, names):
                min(duration_ns)::BIGINT AS gpu_min_ns, max(duration_ns)::BIGINT AS gpu_max_ns,
                count(DISTINCT kernel) AS kernels
         FROM att JOIN sources s USING (source_id) WHERE {where} GROUP BY ALL
-    ), fwd AS (
-        SELECT source_id, seq, arg_min(coalesce(op, text), depth) AS fwd_op
+    ), fwd AS (  -- the forward op of each seq: the outermost, then the first in the file
+        SELECT source_id, seq, arg_min(coalesce(op, text), [depth, row_no]) FILTER (WHERE depth IS NOT NULL) AS fwd_op
         FROM nvtx_ranges WHERE direction = 'fwd' AND seq IS NOT NULL GROUP BY ALL
     ), calls AS (  -- one row per operator call (NVTX range or PyProf op instance)
         SELECT source_id, via, inst, any_value(op) AS op, any_value(direction) AS direction,
@@ -281,21 +281,27 @@ def _ops(con, extra, where, params, top, names):
                sum(c.flops) AS flops, sum(c.bytes) AS bytes,
                sum(c.t) FILTER (WHERE c.flops IS NOT NULL) AS t_flops,
                sum(c.t) FILTER (WHERE c.bytes IS NOT NULL) AS t_bytes,
-               sum(c.t) AS t_calls, mode(f.fwd_op) AS fwd_op
+               sum(c.t) AS t_calls
         FROM calls c JOIN sources s USING (source_id)
-        LEFT JOIN fwd f ON f.source_id = c.source_id AND f.seq = c.seq AND c.direction = 'bwd'
         WHERE {where} GROUP BY ALL
+    ), fwd_votes AS (  -- the forward op each backward call pairs with (same seq), counted per group
+        SELECT {ksel}, f.fwd_op, count(*) AS n
+        FROM calls c JOIN sources s USING (source_id)
+        JOIN fwd f ON f.source_id = c.source_id AND f.seq = c.seq AND c.direction = 'bwd'
+        WHERE {where} AND f.fwd_op IS NOT NULL GROUP BY ALL
+    ), fwd_pick AS (  -- the most frequent (ties: the first by name, so that reports do not change)
+        SELECT {', '.join(keys)}, first(fwd_op ORDER BY n DESC, fwd_op) AS fwd_op FROM fwd_votes GROUP BY ALL
     )
     SELECT k.*, c.direction, coalesce(c.calls, 0) AS calls, c.t_calls::DOUBLE / nullif(c.calls, 0) AS gpu_avg_ns,
            c.flops, c.bytes, c.flops / nullif(c.t_flops, 0) AS gflops_per_s, c.bytes / nullif(c.t_bytes, 0) AS gb_per_s,
-           c.fwd_op,
+           p.fwd_op,
            CASE WHEN sum(k.gpu_total_ns) OVER () > 0 THEN 100.0 * k.gpu_total_ns / sum(k.gpu_total_ns) OVER () END
                AS time_pct
-    FROM per_kernel k LEFT JOIN per_call c ON {kjoin}
+    FROM per_kernel k LEFT JOIN per_call c ON {kjoin} LEFT JOIN fwd_pick p ON {pjoin}
     ORDER BY k.gpu_total_ns DESC NULLS LAST, {', '.join('k.' + x for x in keys)}
     {f'LIMIT {int(top)}' if top else ''}
     """
-    cur = con.execute(sql, params + params)
+    cur = con.execute(sql, params * 3)
     cols = [d[0] for d in cur.description]
     rows = cur.fetchall()
     order = keys + ["direction", "calls", "count", "gpu_total_ns", "gpu_avg_ns", "gpu_min_ns", "gpu_max_ns",
