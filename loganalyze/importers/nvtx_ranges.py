@@ -12,7 +12,7 @@ import numpy as np
 
 from ..grammars.pyprof import nvtx_seq_template, parse_marker, parse_nvtx_name
 from ..op_costs import cost_from_pyprof_marker, op_cost
-from .gpu_common import Values, lookup_tables
+from .gpu_common import Arrays, Values, lookup_tables
 
 
 #: the largest sequence number stored (``nvtx_ranges.seq`` is a BIGINT): a name with a larger
@@ -20,13 +20,15 @@ from .gpu_common import Values, lookup_tables
 MAX_SEQ = 2**63 - 1
 
 
-def nvtx_op_table(texts: list[str]) -> tuple[dict[str, np.ndarray], Values]:
+def nvtx_op_table(texts: list[str]) -> tuple[Arrays, Values]:
     """(names, kinds) for the NVTX range names ``texts`` that name an operator: PyTorch
     emit_nvtx names, and PyProf's argument markers (``{'mod': ..., 'op': ..., 'args': [...]}``);
-    other names (and names with a sequence number past :data:`MAX_SEQ`) are left out.  ``names``: text, kind (a row of ``kinds``) and seq (-1: none),
-    as numpy arrays; ``kinds`` (:data:`~.gpu_common.Values`): kind, op, direction, shapes,
-    flops, bytes.  Names that differ only in their sequence number are one kind, parsed once
-    (:func:`~loganalyze.grammars.pyprof.nvtx_seq_template`), and each (op, shapes) is costed once."""
+    other names, and names with a sequence number past :data:`MAX_SEQ`, are left out.
+
+    ``names`` (:data:`~.gpu_common.Arrays`): text, kind (a row of ``kinds``) and seq (-1:
+    none); ``kinds`` (:data:`~.gpu_common.Values`): kind, op, direction, shapes, flops, bytes.
+    Names that differ only in their sequence number are one kind, parsed once
+    (:func:`~loganalyze.grammars.pyprof.nvtx_seq_template`); each (op, shapes) is costed once."""
     kind_of: dict[str, int] = {}  # a kind's text (the name, its sequence number written 0) -> kind, -1: no op
     kinds: list[tuple] = []
     costs: dict[tuple, tuple] = {}
