@@ -3,7 +3,6 @@ grammar pieces they rest on."""
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import shutil
 import sqlite3
 from pathlib import Path
@@ -11,6 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_nsys_speed import _bench as bench_nsys
 
 from loganalyze.grammars import nvprof as gnv
 from loganalyze.grammars import ncu as gncu
@@ -22,8 +22,7 @@ from loganalyze.grammars.cuda_api import base_api_name
 from loganalyze.names import demangle, name_forms, short_name
 from loganalyze.op_costs import op_cost
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT / "samples" / "gpu"
+SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "gpu"
 GEMM = "void gemm_kernel<float, 128>(float const*, float const*, float*, int, int, int)"
 RELU = "void at::native::elementwise_kernel<128, 4>(int, at::native::relu_functor)"
 
@@ -177,11 +176,8 @@ def test_fwd_op_is_the_same_in_every_run(tmp_path, run):
     """A backward op's fwd_op when seqs are reused: each seq's forward op is the outermost,
     then the first in the file; a group's fwd_op the most frequent, ties by name (DuckDB's
     mode and arg_min break ties by thread timing: the report changed from run to run)."""
-    spec = importlib.util.spec_from_file_location("bench_nsys", ROOT / "scripts" / "bench_nsys.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
     path = tmp_path / "export.sqlite"
-    bench.build(path, 3000, 300)  # 30 steps of 9 op ranges, seq 9 * step + 1 ... + 9; ConvolutionBackward0 at + 8
+    bench_nsys().build(path, 3000, 300)  # 30 steps of 9 op ranges, seq 9 * step + 1 ... + 9; ConvolutionBackward0 at + 8
     con = sqlite3.connect(path)
     steps: dict = {}
     for rowid, text, end in con.execute("SELECT rowid, text, end FROM NVTX_EVENTS WHERE text LIKE '%seq = %'"):
@@ -190,7 +186,7 @@ def test_fwd_op_is_the_same_in_every_run(tmp_path, run):
     for step, ops in steps.items():
         bwd_seq = 9 * step + 8
         # aten::add takes the seq (before the others in the file, but inside aten::relu_: deeper)
-        # and so does aten::mm (even steps) or aten::_softmax (odd ones), at the top level
+        # and so does aten::mm (even steps) or aten::_softmax (odd ones), one level up
         for op in ("aten::add", "aten::mm" if step % 2 == 0 else "aten::_softmax"):
             rowid, text, seq, _ = ops[op]
             con.execute("UPDATE NVTX_EVENTS SET text = ? WHERE rowid = ?",
