@@ -224,8 +224,13 @@ class InputFile:
 
     # ------------------------------------------------------------------ streaming
     def chunks(self, size: int = CHUNK, offset: int = 0, progress: Callable[[int], None] | None = None,
-               hash_bytes: bool = True) -> Iterator[bytes]:
+               hash_bytes: bool = True, whole_lines: bool = False) -> Iterator[bytes]:
         """Decompressed bytes from ``offset`` on, in chunks of about ``size`` bytes.
+
+        With ``whole_lines``, an uncompressed file read from its start comes in ``bytearray``
+        chunks that end at a newline (but the last, and a chunk without any newline), each
+        read straight into its own buffer after the partial line the one before ended with
+        (:meth:`_RawReader.whole_lines`): the caller joins nothing.
 
         ``progress`` gets the number of file bytes read so far.  A complete pass stores the
         sha256 of the content and of the file bytes (hashed on helper threads) and
@@ -244,9 +249,13 @@ class InputFile:
             if self.compression == "gzip":
                 stream = GunzipStream(reader)
                 data = self._limited(stream, content_hasher)
+            elif whole_lines and offset == 0:
+                stream, data = None, None
+                yield from reader.whole_lines()
             else:
                 stream, data = None, iter(reader)
-            yield from _rechunk(_skip_to(data, offset), size)
+            if data is not None:
+                yield from _rechunk(_skip_to(data, offset), size)
             if stream is not None:
                 self.damage = stream.damage
             self._check_unchanged(raw, reader.done)
@@ -305,6 +314,40 @@ class _RawReader:
             if self.hasher:
                 self.hasher.update(block)
             yield block
+            if self.progress:
+                self.progress(self.done)
+
+    def whole_lines(self) -> Iterator[bytearray]:
+        """The file's bytes in buffers of about ``size`` bytes that end at a newline: each
+        buffer starts with the partial line the one before ended with and is filled by one
+        read (a buffer without a newline goes as it is; the file's last bytes go as they are).
+        Every byte read is hashed once, in order: the read bytes up to the last newline, then
+        the partial line (a copy of its own), since a buffer shared with the hasher's thread
+        cannot be resized."""
+        tail = b""
+        while True:
+            buf = bytearray(len(tail) + self.size)
+            buf[:len(tail)] = tail
+            with memoryview(buf) as view:
+                try:
+                    n = self.raw.readinto(view[len(tail):])
+                except OSError as exc:
+                    raise InputError(f"{self.path}: read error: {exc.strerror}") from None
+            if not n:
+                if tail:
+                    yield bytearray(tail)
+                return
+            self.done += n
+            end = len(tail) + n
+            cut = buf.rfind(b"\n", len(tail), end) + 1  # 0: no newline in what was read
+            rest = bytes(buf[cut:end]) if cut else b""
+            del buf[cut or end:]
+            if self.hasher:
+                self.hasher.update(memoryview(buf)[len(tail):])
+                if rest:
+                    self.hasher.update(rest)
+            yield buf
+            tail = rest
             if self.progress:
                 self.progress(self.done)
 

@@ -77,7 +77,7 @@ def iter_line_batches(file: "InputFile", stats: LineStats,
     long_line: _LongLine | None = None  # an over-long line being passed over
     line_no = 0
     first = True
-    for chunk in file.chunks(progress=progress):
+    for chunk in file.chunks(progress=progress, whole_lines=True):
         if first and chunk:
             first = False
             if chunk.startswith(BOM):
@@ -123,15 +123,15 @@ class _LongLine:
     """A line too long to hold: its length so far, its first bytes, its last byte."""
 
     def __init__(self, start: bytes):
-        self.head = start[:LONG_LINE_KEEP]
+        self.head = bytes(start[:LONG_LINE_KEEP])
         self.length = len(start)
-        self.last = start[-1:]
+        self.last = bytes(start[-1:])
 
     def add(self, chunk: bytes, n: int) -> None:
         """The line goes on with the first ``n`` bytes of ``chunk``."""
         if n:
             self.length += n
-            self.last = chunk[n - 1:n]
+            self.last = bytes(chunk[n - 1:n])
 
     @property
     def crlf(self) -> int:

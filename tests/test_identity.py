@@ -149,18 +149,20 @@ def test_file_that_grows_while_it_is_read_is_refused(tmp_path, ingest_files, que
     # incompressible filler, so the file is read in several blocks
     filler = b"".join(hashlib.sha256(str(i).encode()).hexdigest().encode() + b"\n" for i in range(80_000))
     path.write_bytes(gzip.compress(data + filler) if compressed else data + filler)
-    original = _RawReader.__iter__
     state = {"appended": False}
 
-    def growing(self):
-        for block in original(self):
-            yield block
-            if not state["appended"]:  # the reader goes on after its first block: the file grows
-                state["appended"] = True
-                with open(path, "ab") as f:
-                    f.write(zlib.compress(b"late line\n") if compressed else b"late line\n")
+    def growing(original):
+        def read(self):
+            for block in original(self):
+                yield block
+                if not state["appended"]:  # the reader goes on after its first block: the file grows
+                    state["appended"] = True
+                    with open(path, "ab") as f:
+                        f.write(zlib.compress(b"late line\n") if compressed else b"late line\n")
+        return read
 
-    monkeypatch.setattr(_RawReader, "__iter__", growing)
+    for method in ("__iter__", "whole_lines"):  # blocks as read, and the line readers' buffers
+        monkeypatch.setattr(_RawReader, method, growing(getattr(_RawReader, method)))
     monkeypatch.setattr("loganalyze.inputs.READ_BLOCK", 1 << 16)
     (res,) = ingest_files([path])
     assert res.status == "error", res.message

@@ -3,12 +3,16 @@ one line splitter's rules."""
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import json
 import sys
 import tempfile
+from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from loganalyze.inputs import STDIN, InputFile, expand_paths
 from loganalyze.lines import LineStats, iter_line_batches, iter_lines
@@ -136,6 +140,23 @@ def test_line_rules_in_both_forms(tmp_path):
     assert values == ["one\r\n", "two\rstill two\n", "\n", "\n", "last\n"]
     assert [(n, r) for b in batches for n, r, _ in b.rejected] == [(4, "invalid UTF-8")]
     assert (stats2.lines, stats2.crlf, stats2.ends_with_newline) == (5, 1, False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([b"ab", b"\n", b"\r\n", b"\xef\xbb\xbf", b"\xff", b"x" * 40]), max_size=60).map(b"".join),
+       st.sampled_from([1, 2, 3, 7, 64, 4096]))
+def test_whole_line_chunks_are_the_file_in_order_and_end_at_newlines(data, size):
+    """The chunks the line splitter reads (each read into its own buffer after the partial
+    line the one before ended with): every byte once, in order, hashed as read."""
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "x.log"
+        path.write_bytes(data)
+        whole, plain = InputFile(str(path)), InputFile(str(path))
+        chunks = [bytes(c) for c in whole.chunks(size, whole_lines=True)]
+        assert b"".join(chunks) == data == b"".join(plain.chunks(size))
+        assert all(c.endswith(b"\n") or b"\n" not in c for c in chunks[:-1])
+        assert whole.sha256 == plain.sha256 == hashlib.sha256(data).hexdigest()
+        assert whole.content_bytes == len(data)
 
 
 def test_cut_line_of_damaged_gzip_is_rejected(tmp_path):
