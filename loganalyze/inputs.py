@@ -246,15 +246,11 @@ class InputFile:
         try:
             reader = _RawReader(raw, self.path, READ_BLOCK if self.compression else size,
                                 file_hasher if self.compression else content_hasher, progress)
-            if self.compression == "gzip":
-                stream = GunzipStream(reader)
-                data = self._limited(stream, content_hasher)
-            elif whole_lines and offset == 0:
-                stream, data = None, None
+            stream = GunzipStream(reader) if self.compression == "gzip" else None
+            if stream is None and whole_lines and offset == 0:
                 yield from reader.whole_lines()
             else:
-                stream, data = None, iter(reader)
-            if data is not None:
+                data = self._limited(stream, content_hasher) if stream is not None else iter(reader)
                 yield from _rechunk(_skip_to(data, offset), size)
             if stream is not None:
                 self.damage = stream.damage
