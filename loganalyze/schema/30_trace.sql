@@ -58,7 +58,9 @@ CREATE TABLE IF NOT EXISTS trace_events (
     op_event      BIGINT,            -- device events: event_no of the operator that launched them
     gpu_self_ns   BIGINT,            -- operators: device time of work launched directly by this operator
     gpu_total_ns  BIGINT,            -- operators: device time of work launched by it or its children
-    args          JSON
+    -- args: ZSTD, not the automatic choice (dict_fsst): on a 500 MB trace the column took
+    -- 0.39 s and 26 MiB instead of 1.06 s and 62 MiB to store, and queries read it as fast
+    args          JSON USING COMPRESSION zstd
 );
 
 CREATE TABLE IF NOT EXISTS trace_counters (
