@@ -6,12 +6,13 @@ event array without parsing it in Python.  See :mod:`.trace_event` for the event
 """
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from .json_text import MAX_DEPTH, TooDeep, decode_bounded, loads_bounded, unclosed
+from .json_text import MAX_DEPTH, BoundedDecoder, TooDeep, decode_bounded, loads_bounded, unclosed
 
 
 class ContainerError(Exception):
@@ -138,6 +139,8 @@ class Tail:
 
 
 _EVENT_START_RE = re.compile(r"[\[,]\s*\{")
+#: event starts tried, from the left of the window, before the end is given up as unknown
+_MAX_STARTS = 64
 
 
 def scan_tail(tail: bytes, tail_at: int, container: str, events_at: int) -> Tail:
@@ -154,8 +157,9 @@ def scan_tail(tail: bytes, tail_at: int, container: str, events_at: int) -> Tail
     starts = []
     if events_at >= tail_at:
         starts.append(events_at - tail_at)  # the whole array is in the window: start at "["
-    starts += [m.start() for m in _EVENT_START_RE.finditer(text) if m.start() + tail_at > events_at]
-    for s in starts[:64]:
+    starts += itertools.islice((m.start() for m in _EVENT_START_RE.finditer(text) if m.start() + tail_at > events_at),
+                               _MAX_STARTS)
+    for s in starts[:_MAX_STARTS]:
         res = _decode_from(text, s, s + tail_at == events_at, dec, container, tail, tail_at)
         if res is not None:
             return res
@@ -166,6 +170,7 @@ def _decode_from(text: str, s: int, at_array_start: bool, dec, container: str, r
     n = len(text)
     i = s + 1  # after "[" or ","
     last_end = None  # after the last complete event
+    events = BoundedDecoder(dec)  # the events one after the other: brackets counted once per window
     while True:
         i = _skip_ws(text, i)
         if i >= n:
@@ -183,7 +188,7 @@ def _decode_from(text: str, s: int, at_array_start: bool, dec, container: str, r
         if ch != "{":
             return None
         try:
-            _, j = decode_bounded(dec, text, i)
+            _, j = events.decode(text, i)
         except json.JSONDecodeError:
             if not _is_cut_off(text[i:], dec):
                 return None
