@@ -37,8 +37,10 @@ ARROW_TYPES = {"INTEGER": pa.int64(), "TEXT": pa.string(), "REAL": pa.float64()}
 #: the two profilers that write SQLite databases, and what their databases are called
 NSYS, NVPROF = "nsys", "nvprof"
 FLAVOUR_NAMES = {NSYS: "an Nsight Systems export", NVPROF: "an nvprof database"}
-#: a table is read in this many rowid ranges at once (one thread each) ...
-READ_PARTS = 2
+#: a table is read in this many rowid ranges at once (one thread each; two per core of this
+#: 2-core host: equal rowid ranges do not take equal time, and with one part per core a core
+#: sat idle while the slower part finished) ...
+READ_PARTS = 4
 #: ... when it has at least twice this many rows
 READ_PART_ROWS = 100_000
 
