@@ -4,7 +4,8 @@ exception where the program is, the file in progress is rolled back and the comm
 
 DuckDB turns an exception raised inside a running query into its own error ("Query
 interrupted", as InterruptException or RuntimeError), so the signal is also recorded here:
-:func:`is_interrupt` takes any error after a signal was seen as the interrupt."""
+:func:`is_interrupt` takes any error after a signal was seen as the interrupt, and DuckDB's
+interrupt error as one even when no signal was recorded."""
 from __future__ import annotations
 
 import signal
@@ -36,7 +37,14 @@ def is_interrupt(exc: BaseException) -> bool:
     # once a signal was seen, any error is its consequence: DuckDB reports it as "Query
     # interrupted", or (when the interrupt was swallowed on the way) the next statement as
     # "Current transaction is aborted"
-    return bool(_received)
+    if _received:
+        return True
+    # DuckDB's own report of a SIGINT whose handler above had not run (seen once in a full
+    # test run: a file's ingest ended in "RuntimeError: Query interrupted" with nothing
+    # recorded); nothing in loganalyze interrupts a query without a signal but a failed
+    # part of a trace, whose own error is the one raised
+    return type(exc).__name__ == "InterruptException" or (
+        isinstance(exc, RuntimeError) and str(exc).strip() == "Query interrupted")
 
 
 @contextmanager

@@ -116,3 +116,19 @@ def test_signals_are_ignored_once_the_command_has_finished(tmp_path):
                                    "    os.kill(os.getpid(), signal.SIGTERM)\n"
                                    "atexit.register(at_exit)\n")
     assert (res.returncode, res.stdout) == (0, "True\n"), res.stderr
+
+
+def test_duckdb_interrupt_error_is_an_interrupt_even_before_the_handler_ran(monkeypatch):
+    """DuckDB's "Query interrupted" is the interrupt even when the signal handler has recorded
+    nothing yet (a full test run once reported it as an internal error, exit 1); any other
+    error is not."""
+    import duckdb
+
+    from loganalyze import signals
+
+    monkeypatch.setattr(signals, "_received", {})
+    assert signals.is_interrupt(RuntimeError("Query interrupted"))
+    assert signals.is_interrupt(duckdb.InterruptException("INTERRUPT Error: Interrupted!"))
+    assert signals.signal_exit_code(RuntimeError("Query interrupted")) == 130
+    assert not signals.is_interrupt(RuntimeError("Query interrupted by the user's data"))
+    assert not signals.is_interrupt(duckdb.ConversionException("Could not convert"))
