@@ -276,19 +276,20 @@ def _ops(con, extra, where, params, top, names):
                CASE WHEN via = 'nvtx' THEN any_value(bytes) ELSE sum(bytes) END AS bytes,
                sum(duration_ns) AS t
         FROM att WHERE inst IS NOT NULL GROUP BY source_id, via, inst
+    ), grouped AS (  -- each call with its group's keys and, for a backward one, the forward op of its seq
+        SELECT {ksel}, c.direction, c.flops, c.bytes, c.t, f.fwd_op
+        FROM calls c JOIN sources s USING (source_id)
+        LEFT JOIN fwd f ON f.source_id = c.source_id AND f.seq = c.seq AND c.direction = 'bwd'
+        WHERE {where}
     ), per_call AS (
-        SELECT {ksel}, string_agg(DISTINCT c.direction, ',' ORDER BY c.direction) AS direction, count(*) AS calls,
-               sum(c.flops) AS flops, sum(c.bytes) AS bytes,
-               sum(c.t) FILTER (WHERE c.flops IS NOT NULL) AS t_flops,
-               sum(c.t) FILTER (WHERE c.bytes IS NOT NULL) AS t_bytes,
-               sum(c.t) AS t_calls
-        FROM calls c JOIN sources s USING (source_id)
-        WHERE {where} GROUP BY ALL
+        SELECT {', '.join(keys)}, string_agg(DISTINCT direction, ',' ORDER BY direction) AS direction,
+               count(*) AS calls, sum(flops) AS flops, sum(bytes) AS bytes,
+               sum(t) FILTER (WHERE flops IS NOT NULL) AS t_flops,
+               sum(t) FILTER (WHERE bytes IS NOT NULL) AS t_bytes,
+               sum(t) AS t_calls
+        FROM grouped GROUP BY ALL
     ), fwd_votes AS (  -- the forward op each backward call pairs with (same seq), counted per group
-        SELECT {ksel}, f.fwd_op, count(*) AS n
-        FROM calls c JOIN sources s USING (source_id)
-        JOIN fwd f ON f.source_id = c.source_id AND f.seq = c.seq AND c.direction = 'bwd'
-        WHERE {where} AND f.fwd_op IS NOT NULL GROUP BY ALL
+        SELECT {', '.join(keys)}, fwd_op, count(*) AS n FROM grouped WHERE fwd_op IS NOT NULL GROUP BY ALL
     ), fwd_pick AS (  -- the most frequent (ties: the first by name, so that reports do not change)
         SELECT {', '.join(keys)}, first(fwd_op ORDER BY n DESC, fwd_op) AS fwd_op FROM fwd_votes GROUP BY ALL
     )
@@ -301,7 +302,7 @@ def _ops(con, extra, where, params, top, names):
     ORDER BY k.gpu_total_ns DESC NULLS LAST, {', '.join('k.' + x for x in keys)}
     {f'LIMIT {int(top)}' if top else ''}
     """
-    cur = con.execute(sql, params * 3)
+    cur = con.execute(sql, params + params)
     cols = [d[0] for d in cur.description]
     rows = cur.fetchall()
     order = keys + ["direction", "calls", "count", "gpu_total_ns", "gpu_avg_ns", "gpu_min_ns", "gpu_max_ns",
