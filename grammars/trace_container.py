@@ -154,12 +154,9 @@ def scan_tail(tail: bytes, tail_at: int, container: str, events_at: int) -> Tail
     """
     text = tail.decode("latin-1")
     dec = json.JSONDecoder()
-    starts = []
-    if events_at >= tail_at:
-        starts.append(events_at - tail_at)  # the whole array is in the window: start at "["
-    starts += itertools.islice((m.start() for m in _EVENT_START_RE.finditer(text) if m.start() + tail_at > events_at),
-                               _MAX_STARTS)
-    for s in starts[:_MAX_STARTS]:
+    first = [events_at - tail_at] if events_at >= tail_at else []  # the whole array is in the window: "["
+    found = (m.start() for m in _EVENT_START_RE.finditer(text) if m.start() + tail_at > events_at)
+    for s in itertools.islice(itertools.chain(first, found), _MAX_STARTS):
         res = _decode_from(text, s, s + tail_at == events_at, dec, container, tail, tail_at)
         if res is not None:
             return res

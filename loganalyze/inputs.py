@@ -298,12 +298,16 @@ class _RawReader:
         self.raw, self.path, self.size, self.hasher, self.progress = raw, path, size, hasher, progress
         self.done = 0
 
+    def _io(self, read, arg):
+        """``read(arg)``, an OSError worded as the file's one-line read error."""
+        try:
+            return read(arg)
+        except OSError as exc:
+            raise InputError(f"{self.path}: read error: {exc.strerror}") from None
+
     def __iter__(self) -> Iterator[bytes]:
         while True:
-            try:
-                block = self.raw.read(self.size)
-            except OSError as exc:
-                raise InputError(f"{self.path}: read error: {exc.strerror}") from None
+            block = self._io(self.raw.read, self.size)
             if not block:
                 return
             self.done += len(block)
@@ -325,10 +329,7 @@ class _RawReader:
             buf = bytearray(len(tail) + self.size)
             buf[:len(tail)] = tail
             with memoryview(buf) as view:
-                try:
-                    n = self.raw.readinto(view[len(tail):])
-                except OSError as exc:
-                    raise InputError(f"{self.path}: read error: {exc.strerror}") from None
+                n = self._io(self.raw.readinto, view[len(tail):])
             if not n:
                 if tail:
                     yield bytearray(tail)
