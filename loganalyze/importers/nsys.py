@@ -27,6 +27,17 @@ MEMORY_KINDS = {0: "Unknown", 1: "Pageable", 2: "Pinned", 3: "Device", 4: "Array
                 6: "Device Static", 7: "Managed Static"}
 
 
+#: the few distinct name id triples of the kernel rows ``_arrow``, named once: a table of
+#: its own, whose size DuckDB knows.  (As a subquery of the kernels' SELECT, DuckDB took
+#: it for the big side of the join and built its hash table from the kernel rows.)
+KERNEL_NAMES_SQL = """CREATE OR REPLACE TEMP TABLE _knames AS
+    SELECT t.*, dn.value AS dn, sn.value AS sn, mn.value AS mn
+    FROM (SELECT DISTINCT demangled_id, short_id, mangled_id FROM _arrow WHERE _d = 0) t
+    LEFT JOIN _strings dn ON dn.id = t.demangled_id
+    LEFT JOIN _strings sn ON sn.id = t.short_id
+    LEFT JOIN _strings mn ON mn.id = t.mangled_id"""
+
+
 class NsysSqliteImporter(SqliteProfileImporter):
     """Nsight Systems SQLite exports; tried first for an SQLite file whose first bytes do
     not show its tables (an nvprof one it declines, for the nvprof importer)."""
@@ -130,7 +141,15 @@ class _NsysIngest:
             return 0
         for table in tables:
             self.total += self.db.count(table)
-            self.db.copy_into(self.con, "gpu_kernels", table, g.KERNEL, f"""
+            self._copy_kernels(table)
+        n = self._count_new("gpu_kernels")
+        self.parsed += n
+        self._fill_names()
+        return n
+
+    def _copy_kernels(self, table: str) -> None:
+        try:
+            self.db.copy_into(self.con, "gpu_kernels", table, g.KERNEL, prepare=KERNEL_NAMES_SQL, select=f"""
                 SELECT {self.sid} AS source_id, b.row_no,
                        coalesce(n.dn, n.mn, n.sn) AS name, n.dn AS demangled, n.sn AS short_name, n.mn AS mangled,
                        b.start_ns, b.end_ns, b.end_ns - b.start_ns AS duration_ns,
@@ -138,20 +157,12 @@ class _NsysIngest:
                        b.block_x, b.block_y, b.block_z, b.registers, b.static_smem, b.dynamic_smem,
                        b.correlation_id, {g.pid_of('b.global_pid')} AS pid, '{table}' AS origin
                 FROM _arrow b
-                LEFT JOIN (  -- the few distinct name id triples, named once; one join for the rows
-                    SELECT t.*, dn.value AS dn, sn.value AS sn, mn.value AS mn
-                    FROM (SELECT DISTINCT demangled_id, short_id, mangled_id FROM _arrow) t
-                    LEFT JOIN _strings dn ON dn.id = t.demangled_id
-                    LEFT JOIN _strings sn ON sn.id = t.short_id
-                    LEFT JOIN _strings mn ON mn.id = t.mangled_id
-                ) n ON n.demangled_id IS NOT DISTINCT FROM b.demangled_id
+                LEFT JOIN _knames n ON n.demangled_id IS NOT DISTINCT FROM b.demangled_id
                    AND n.short_id IS NOT DISTINCT FROM b.short_id
                    AND n.mangled_id IS NOT DISTINCT FROM b.mangled_id
                 WHERE b._d = 0""", when_read=self.prefetch_rest)
-        n = self._count_new("gpu_kernels")
-        self.parsed += n
-        self._fill_names()
-        return n
+        finally:
+            self.con.execute("DROP TABLE IF EXISTS temp._knames")
 
     def _fill_names(self) -> None:
         """Demangled and short names the export did not give (old exports)."""

@@ -278,14 +278,16 @@ class SqliteFile:
 
     def copy_into(self, con, target: str, table: str, cols: list, select: str, rowid: str = "rowid",
                   times: str | None = "span", checked: str = "TRUE", tally: str | None = None,
-                  when_read: Callable[[], None] | None = None) -> list[tuple]:
+                  when_read: Callable[[], None] | None = None, prepare: str | None = None) -> list[tuple]:
         """The mapped columns ``cols`` of ``table`` into DuckDB table ``target`` through
         ``select``, which reads them as ``_arrow`` and leaves out the dummy row (``_d = 0``).
         The rows are in memory first: ``select`` may join them.  The rows of ``checked`` (SQL
         over ``_arrow``) whose times are unusable (:func:`~loganalyze.grammars.nsys.time_problem_sql`;
         ``times``: "span", "order" or None) are skipped with their reason before ``select`` runs.
         Returns the rows of ``tally`` (SQL over ``_arrow``, run before any row is skipped), or [].
-        ``when_read`` is called once the rows are read, before DuckDB works on them.
+        ``when_read`` is called once the rows are read, before DuckDB works on them;
+        ``prepare`` (a statement over ``_arrow``: a lookup table ``select`` joins) runs after
+        the rows to skip are gone, before ``select``.
 
         With the ADBC driver, a table whose rows are all small is read without a check per
         cell, in parts on both cores, and DuckDB reads the Arrow table as it is; a time that is
@@ -307,6 +309,8 @@ class SqliteFile:
             problem = nsys_grammar.time_problem_sql([c.name for c in cols], times)
             if problem is not None:
                 data = self._skip_rows(con, data, table, problem, checked)
+            if prepare is not None:
+                _rows(con, prepare, data)
             if data is None:
                 con.execute(f"INSERT INTO {target} BY NAME {select}")
             else:
