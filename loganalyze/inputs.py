@@ -91,6 +91,8 @@ class InputFile:
         self.compression = "gzip" if magic == GZIP_MAGIC else None
         self._sha256: str | None = None
         self._file_sha256: str | None = None
+        #: (thread, box) of :meth:`hash_in_background`, until :attr:`sha256` takes its result
+        self._hashing: tuple[threading.Thread, dict] | None = None
         #: decompressed size in bytes, once a complete pass has read it
         self.content_bytes: int | None = None if self.compression else self.size
         #: what is wrong with the compressed stream, once a read has reached the damage
@@ -105,9 +107,35 @@ class InputFile:
     def sha256(self) -> str:
         """sha256 of the content, the decompressed bytes (computed by the first complete
         :meth:`chunks` pass, or here when none has run): what identifies a source."""
+        if self._sha256 is None and self._hashing is not None:
+            thread, box = self._hashing
+            thread.join()
+            self._hashing = None
+            if "error" in box:
+                raise box["error"]
+            self._sha256 = box["sha256"]
         if self._sha256 is None:
             self._sha256 = self.compute_sha256()
         return self._sha256
+
+    def hash_in_background(self) -> None:
+        """Start computing the :attr:`sha256` of an uncompressed file on a helper thread
+        (hashlib lets go of the GIL), for a reader that does not pass the bytes through
+        :meth:`chunks` (SQLite and DuckDB open the file themselves); reading :attr:`sha256`
+        waits for it, and raises what it raised (:class:`FileRefused`, InputError)."""
+        if self.compression or self._sha256 is not None or self._hashing is not None:
+            return
+        box: dict = {}
+
+        def run() -> None:
+            try:
+                box["sha256"] = self._plain_sha256()
+            except BaseException as exc:  # noqa: BLE001 - raised where sha256 is read
+                box["error"] = exc
+
+        thread = threading.Thread(target=run, name="loganalyze-hash", daemon=True)
+        thread.start()
+        self._hashing = (thread, box)
 
     @sha256.setter
     def sha256(self, value: str) -> None:
@@ -184,6 +212,11 @@ class InputFile:
             for _ in self.chunks():
                 pass
             return self._sha256
+        self._sha256 = self._plain_sha256()
+        return self._sha256
+
+    def _plain_sha256(self) -> str:
+        """The sha256 of an uncompressed file's bytes, checked unchanged after the read."""
         h = hashlib.sha256()
         with self._open() as f:
             done = 0
@@ -191,8 +224,7 @@ class InputFile:
                 h.update(block)
                 done += len(block)
             self._check_unchanged(f, done)
-        self._sha256 = h.hexdigest()
-        return self._sha256
+        return h.hexdigest()
 
     def check_unchanged(self) -> None:
         """:class:`FileRefused` when the file's size or modification time is no longer what
@@ -238,7 +270,7 @@ class InputFile:
         and sets ``damage``; an unreadable file is an :class:`InputError`; a file that
         decompresses past its limit, or changes while it is read, is :class:`FileRefused`.
         """
-        hashing = hash_bytes and self._sha256 is None
+        hashing = hash_bytes and self._sha256 is None and self._hashing is None
         content_hasher = _BackgroundHasher() if hashing else None
         file_hasher = _BackgroundHasher() if hashing and self.compression else None
         raw = self._open()

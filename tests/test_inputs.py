@@ -159,6 +159,38 @@ def test_whole_line_chunks_are_the_file_in_order_and_end_at_newlines(data, size)
         assert whole.content_bytes == len(data)
 
 
+def test_sha256_in_background(tmp_path, monkeypatch):
+    """A reader that opens the file itself (SQLite, DuckDB) has its sha256 computed on a
+    helper thread: the same digest (a chunks pass meanwhile leaves the hashing to it), and a
+    file that changed meanwhile is refused where the sha256 is read."""
+    data = b"".join(b"row %d\n" % i for i in range(200_000))
+    p = tmp_path / "x.sqlite"
+    p.write_bytes(data)
+    f = InputFile(str(p))
+    f.hash_in_background()
+    f.hash_in_background()  # once is enough
+    assert not f.has_sha256  # not known until read
+    assert b"".join(f.chunks()) == data
+    assert not f.has_sha256
+    assert f.sha256 == hashlib.sha256(data).hexdigest() and f.has_sha256
+
+    from loganalyze import inputs
+
+    monkeypatch.setattr(inputs, "CHUNK", 1 << 16)
+    g = InputFile(str(p))
+    plain_sha256 = InputFile._plain_sha256
+
+    def append_first(self):
+        with open(p, "ab") as out:
+            out.write(b"late row\n")
+        return plain_sha256(self)
+
+    monkeypatch.setattr(InputFile, "_plain_sha256", append_first)
+    g.hash_in_background()
+    with pytest.raises(inputs.FileRefused, match="changed while being read"):
+        g.sha256
+
+
 def test_cut_line_of_damaged_gzip_is_rejected(tmp_path):
     data = gzip.compress(b"".join(b"line %d\n" % i for i in range(100000)), mtime=0)
     p = tmp_path / "x.log.gz"

@@ -129,6 +129,8 @@ class SqliteFile:
         self.stream_error: InputError | None = None
         self._prefetched: dict = {}
         ours = ctx.file.compression == "gzip"
+        if not ours:  # SQLite reads the file itself: its sha256 is computed meanwhile
+            ctx.file.hash_in_background()
         path = self._gunzip() if ours else ctx.file.local_path
         self.path = path
         self.uri = sqlite_uri(path, ours=ours)

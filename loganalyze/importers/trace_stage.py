@@ -7,7 +7,6 @@ complete element.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import threading
@@ -115,9 +114,7 @@ class Stage:
 
     def _copy(self) -> None:
         file = self.file
-        if not file.has_sha256:
-            self._thread = threading.Thread(target=self._hash, name="loganalyze-trace-hash", daemon=True)
-            self._thread.start()
+        file.hash_in_background()
         prefix = self.prefix
         try:
             with open(file.local_path, "rb") as src:
@@ -142,16 +139,6 @@ class Stage:
                 self.result.written = tail.events_end - prefix.events_at
         except OSError as exc:
             self.result.error = InputError(f"{file.path}: cannot read: {exc.strerror or exc}")
-
-    def _hash(self) -> None:
-        h = hashlib.sha256()
-        try:
-            with open(self.file.local_path, "rb") as f:
-                while block := f.read(READ_BLOCK):
-                    h.update(block)
-            self.file.sha256 = h.hexdigest()
-        except OSError as exc:
-            self.result.error = InputError(f"{self.file.path}: cannot read: {exc.strerror or exc}")
 
     def _run(self) -> None:
         try:
