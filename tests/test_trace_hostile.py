@@ -10,6 +10,8 @@ import sys
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from grammars.json_text import MAX_DEPTH, TooDeep, ValueScanner, decode_bounded
 
@@ -270,3 +272,31 @@ def test_vectorised_parents_equal_the_stack_sweep(seed, monkeypatch):
     by_level = tn._inclusive(ops, par, depth, own)
     monkeypatch.setattr(tn, "VECTOR_LEVELS", 0)
     assert (tn._inclusive(ops, par, depth, own) == by_level).all()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(-5, 5), st.integers(0, 4)), max_size=60),
+       st.sampled_from([0, 1, -(2**62), 2**62 - 10, 2**40]))
+def test_span_order_equals_lexsort(spans, offset):
+    """The span order (thread, start, longer first, file order) equals the four-key lexsort
+    it replaces: many equal starts, and starts whose range does not fit the packed key."""
+    import numpy as np
+
+    from loganalyze.importers import trace_nesting as tn
+
+    thr = np.array([s[0] for s in spans], dtype=np.int64)
+    ts = np.array([s[1] for s in spans], dtype=np.int64) * (2**59 if offset == 1 else 1) + (0 if offset == 1 else offset)
+    dur = np.array([s[2] for s in spans], dtype=np.int64)
+    r = np.random.default_rng(len(spans)).permutation(len(spans)).astype(np.int64)
+    assert tn.span_order(thr, ts, dur, r).tolist() == np.lexsort((r, -dur, ts, thr)).tolist()
+
+
+def test_duplicates_need_equal_args(tmp_path, ingest_files, query):
+    """An X event equal to an earlier one in every field, args included, is a duplicate; one
+    that differs only in its args is not (the first check leaves args out)."""
+    x = '{"ph":"X","name":"k","cat":"c","pid":1,"tid":1,"ts":10,"dur":5,"args":%s}'
+    path = write_trace(tmp_path, "dups.json", [x % '{"a":1}', x % '{"a":2}', x % '{"a":1}', x % "{}"])
+    (res,) = ingest_files([path])
+    assert res.status == "ingested"
+    assert skipped(query) == {2: "duplicate of event 0"}
+    assert query("SELECT event_no FROM trace_events ORDER BY event_no") == [(0,), (1,), (3,)]

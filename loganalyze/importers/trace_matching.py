@@ -44,12 +44,15 @@ class MatchingSteps:
 
     def _find_duplicates(self) -> None:
         con = self.con
-        n, distinct = con.execute(
-            """SELECT count(*), count(DISTINCT hash(name, cat, pid, tid, ts_ns, dur_ns, args))
-               FROM _ev WHERE ph = 'X' AND problem IS NULL"""
-        ).fetchall()[0]
-        if n == distinct:
-            return
+        # events that differ without their args differ: args (long JSON text) are hashed
+        # only when some events are alike without them
+        for fields in ("name, cat, pid, tid, ts_ns, dur_ns", "name, cat, pid, tid, ts_ns, dur_ns, args"):
+            n, distinct = con.execute(
+                f"""SELECT count(*), count(DISTINCT hash({fields}))
+                    FROM _ev WHERE ph = 'X' AND problem IS NULL"""
+            ).fetchall()[0]
+            if n == distinct:
+                return
         rows = con.execute(
             """WITH x AS (
                    SELECT r, event_no, ph, name, cat, ts_text, dur_text, pid, tid,

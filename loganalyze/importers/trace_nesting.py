@@ -44,7 +44,7 @@ class NestingSteps:
         keep = ~unknown & (~is_async | async_op[r])
         r, thr, ts, sd, role = r[keep], thr[keep], ts[keep], sd[keep], role[keep]
         is_op = (role == ROLE_CODES["op"]) | async_op[r]
-        order = np.lexsort((r, -sd, ts, thr))
+        order = span_order(thr, ts, sd, r)
         self.n_threads = con.execute("SELECT count(*) FROM _thr").fetchall()[0][0]
         return {
             "r": r[order], "thr": thr[order], "ts": ts[order], "dur": sd[order],
@@ -210,6 +210,33 @@ class NestingSteps:
         self_ns[op_rows] = dur_all[op_rows] - child[op_rows]
         self._op_rows = op_rows
         return parent, depth, self_ns, gpu_self, gpu_total
+
+
+def span_order(thr: np.ndarray, ts: np.ndarray, dur: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """The order of spans by thread, start, longer first, file order: ``np.lexsort((r, -dur,
+    ts, thr))``, faster.  Thread and start are packed into one int64 key when the starts'
+    range allows (``thr`` holds small codes >= 0), sorted in one pass (nearly sorted input
+    is cheap), and only the runs of equal keys are ordered by the last two keys."""
+    n = len(ts)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    lo = int(ts.min())
+    shift = 62 - int(thr.max()).bit_length()
+    if int(thr.min()) < 0 or int(ts.max()) - lo >= 1 << shift:
+        return np.lexsort((r, -dur, ts, thr))
+    key = (thr.astype(np.int64) << shift) | (ts - lo)
+    order = np.argsort(key, kind="stable")
+    k = key[order]
+    tied = k[1:] == k[:-1]
+    if tied.any():
+        in_run = np.zeros(n, dtype=bool)
+        in_run[1:] = tied
+        in_run[:-1] |= tied
+        at = np.flatnonzero(in_run)
+        run = np.cumsum(np.concatenate(([True], ~tied)))[at]  # which run each position is in
+        sub = order[at]
+        order[at] = sub[np.lexsort((r[sub], -dur[sub], run))]
+    return order
 
 
 def _first_with_id(cand_r: np.ndarray, cand_ids: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
