@@ -308,7 +308,7 @@ def test_sql_errors(two_runs, cli, statement):
 def test_sql_without_a_statement(two_runs, cli, statement):
     db = two_runs[0]
     r = cli("sql", "--db", db, statement)  # fails the test if the command raises
-    assert r.exit_code in (0, 2)
+    assert r.exit_code == 2 and r.stderr.startswith("error: empty query"), r.output
     assert "Traceback" not in r.output
 
 

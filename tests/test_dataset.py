@@ -94,8 +94,8 @@ def test_ingest_to_parquet_gives_the_same_answers(sample_db, tmp_path):
     ds = str(tmp_path / "ds")
     for fam, run in (("onednn", "onednn"), ("trace", "trace")):
         res = invoke_cli("ingest", "--to", "parquet", ds, *sample_files(fam), "--run", run)
-        assert res.exit_code in (0, 1), res.output
-    assert invoke_cli("ingest", "--to", "parquet", ds, *sample_files("gpu")).exit_code in (0, 1)
+        assert res.exit_code == 0, res.output
+    assert invoke_cli("ingest", "--to", "parquet", ds, *sample_files("gpu")).exit_code == 0
     assert assert_same_answers(sample_db, ds) >= 10
 
 
@@ -140,7 +140,7 @@ def test_two_concurrent_appenders_both_land(tmp_path):
              _ingest_process(ds, a, "c")]  # the same content as the first: lands once
     for p in procs:
         out, err = p.communicate(timeout=300)
-        assert p.returncode in (0, 1), err
+        assert p.returncode == 0, err
     with loganalyze.connect(dataset=ds) as d:
         counts = dict(d.sql("SELECT format = 'onednn_verbose', count(*) FROM sources GROUP BY 1",
                             output="rows").rows)

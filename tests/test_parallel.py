@@ -126,7 +126,7 @@ def test_300_real_log_variants(tmp_path, corpus):
     made = make_variants(real, tmp_path / "in", 300)
     db_path = str(tmp_path / "v.duckdb")
     res = invoke_cli("ingest", "-q", "--db", db_path, "--jobs", "2", str(tmp_path / "in"))
-    assert res.exit_code in (0, 1), res.stderr
+    assert res.exit_code == 0, res.stderr
     # the independent answer of each original, once per variant made from it
     per_src = {}
     for src in real:

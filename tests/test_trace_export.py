@@ -65,7 +65,7 @@ def test_exact_microseconds_in_the_output(cli, tmp_path, tmp_db):
 def test_onednn_verbose_with_timestamps(cli, tmp_path, tmp_db):
     logs = [p for p in ONEDNN.glob("*") if "timestamp" in p.name]
     assert logs, "the oneDNN samples with timestamps are missing"
-    assert cli("ingest", "--db", tmp_db, *logs).exit_code in (0, 1)
+    assert cli("ingest", "--db", tmp_db, *logs).exit_code == 0
     out = tmp_path / "dnn.json"
     res = cli("export", "--db", tmp_db, "--chrome-trace", out)
     assert res.exit_code == 0, res.output
