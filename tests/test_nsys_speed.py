@@ -3,6 +3,7 @@ check per cell, in rowid ranges on two threads, and gives exactly what the check
 a value of another type sends the table through the checked read."""
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from test_gpu_bad_input import make_db
 
 from loganalyze.importers import sqlite_arrow, sqlite_input
+from loganalyze.inputs import InputFile
 from loganalyze.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,7 +128,7 @@ def test_a_row_larger_than_the_cell_limit_is_read_with_the_checks(export, cli, t
 
 def test_small_rows_reads_dbstat(export):
     ctx = type("Ctx", (), {})()
-    ctx.file = type("File", (), {"path": str(export), "compression": None, "local_path": str(export)})()
+    ctx.file = InputFile(str(export))
     ctx.warnings = []
     db = sqlite_input.SqliteFile(ctx)
     try:
@@ -136,3 +138,5 @@ def test_small_rows_reads_dbstat(export):
         assert db._parts("CUPTI_ACTIVITY_KIND_KERNEL", "_id_", 2) == [None]
     finally:
         db.close()
+    # the file was hashed on a helper thread while SQLite read it
+    assert ctx.file.sha256 == hashlib.sha256(Path(export).read_bytes()).hexdigest()
