@@ -137,11 +137,6 @@ class InputFile:
         thread.start()
         self._hashing = (thread, box)
 
-    @sha256.setter
-    def sha256(self, value: str) -> None:
-        """Set by a reader that hashed the bytes itself (an uncompressed file only)."""
-        self._sha256 = value
-
     @property
     def file_sha256(self) -> str:
         """sha256 of the file's own bytes (the same as :attr:`sha256` for a plain file)."""
