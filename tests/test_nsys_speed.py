@@ -122,7 +122,7 @@ def test_a_time_of_another_type_sends_the_table_through_the_checked_read(export,
 def test_a_row_larger_than_the_cell_limit_is_read_with_the_checks(export, cli, tmp_path, monkeypatch, spy):
     monkeypatch.setattr(sqlite_input, "MAX_CELL_BYTES", 50)  # kernel names are longer
     msg = cli("ingest", "-q", "--db", str(tmp_path / "x.duckdb"), export)
-    assert msg.exit_code != 0 and "a cell holds more than 50 bytes" in msg.output
+    assert msg.exit_code == 2 and "a cell holds more than 50 bytes" in msg.output
     assert "StringIds" not in spy
 
 
