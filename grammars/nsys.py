@@ -5,7 +5,7 @@ An export is a SQLite database whose tables change between releases (docs/format
 
 - metadata in ``EXPORT_META_DATA`` (<= 2023) or ``META_DATA_EXPORT`` (newer);
 - ``ENUM_*`` lookup tables only in newer exports (older ones: the codes below);
-- ``greenContextId`` in newer kernel and memcpy tables;
+- ``greenContextId`` in newer kernel and memcpy tables (not read: no table of ours holds it);
 - ``CUPTI_ACTIVITY_KIND_RUNTIME.name`` only in older exports (names otherwise by ``nameId``);
 - NVTX text inline (``text``) or by id (``textId`` -> ``StringIds``), mixed in one file;
 - very old exports name kernels by one ``name`` id instead of demangled/short/mangled ids.
@@ -51,7 +51,7 @@ def C(name: str, *sources: str, type: str = "INTEGER") -> Col:
 KERNEL_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL",)
 KERNEL = [
     C("start_ns", "start"), C("end_ns", "end"), C("device", "deviceId"), C("context", "contextId"),
-    C("green_context", "greenContextId"), C("stream", "streamId"), C("correlation_id", "correlationId"),
+    C("stream", "streamId"), C("correlation_id", "correlationId"),
     C("global_pid", "globalPid"), C("demangled_id", "demangledName", "name"), C("short_id", "shortName"),
     C("mangled_id", "mangledName"), C("registers", "registersPerThread"),
     C("grid_x", "gridX"), C("grid_y", "gridY"), C("grid_z", "gridZ"),
