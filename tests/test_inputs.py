@@ -176,7 +176,6 @@ def test_sha256_in_background(tmp_path, monkeypatch):
 
     from loganalyze import inputs
 
-    monkeypatch.setattr(inputs, "CHUNK", 1 << 16)
     g = InputFile(str(p))
     plain_sha256 = InputFile._plain_sha256
 

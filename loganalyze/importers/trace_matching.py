@@ -46,7 +46,8 @@ class MatchingSteps:
         con = self.con
         # events that differ without their args differ: args (long JSON text) are hashed
         # only when some events are alike without them
-        for fields in ("name, cat, pid, tid, ts_ns, dur_ns", "name, cat, pid, tid, ts_ns, dur_ns, args"):
+        alike = "name, cat, pid, tid, ts_ns, dur_ns"
+        for fields in (alike, alike + ", args"):
             n, distinct = con.execute(
                 f"""SELECT count(*), count(DISTINCT hash({fields}))
                     FROM _ev WHERE ph = 'X' AND problem IS NULL"""
