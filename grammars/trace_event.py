@@ -156,13 +156,28 @@ def is_fractional_sql(col: str) -> str:
     return f"(contains({col}, '.') OR contains({col}, 'e') OR contains({col}, 'E'))"
 
 
+#: fraction digits of a microseconds text that make whole ns
+_NS_DIGITS = len(str(NS_PER_US)) - 1
+#: the common fractional times (Kineto since PyTorch 2.2 writes ``1212075548353.304``): at
+#: most 15 integer digits and at most ``_NS_DIGITS`` fraction digits, so that their ns are
+#: their digits without the dot, scaled, in BIGINT range (RE2 syntax, matched whole)
+SHORT_FRACTION_PATTERN = rf"-?([0-9]{{1,15}}\.[0-9]{{0,{_NS_DIGITS}}}|\.[0-9]{{1,{_NS_DIGITS}}})"
+
+
 def us_text_to_ns_sql(col: str) -> str:
     """SQL: microseconds as JSON number text in ``col`` -> integer ns, exactly (integers
     without a decimal detour; fractions rounded half away from zero); NULL when it is not a
-    number in BIGINT range."""
+    number in BIGINT range.
+
+    A short fraction (:data:`SHORT_FRACTION_PATTERN`) needs no rounding: its ns are read as
+    its digits without the dot, times 10 for each fraction digit short of ``_NS_DIGITS``
+    (the same value as the decimal rule, at a fifth of its cost)."""
+    scale = "[" + ", ".join(str(10 ** k) for k in range(_NS_DIGITS, -1, -1)) + "]"
     return (f"CASE WHEN {col} IS NULL THEN NULL "
-            f"WHEN {is_fractional_sql(col)} "
-            f"THEN try_cast(round(try_cast({col} AS DECIMAL(38,10)) * {NS_PER_US}) AS BIGINT) "
+            f"WHEN {is_fractional_sql(col)} THEN CASE "
+            f"WHEN regexp_full_match({col}, '{SHORT_FRACTION_PATTERN}') "
+            f"THEN CAST(replace({col}, '.', '') AS BIGINT) * {scale}[strlen({col}) - strpos({col}, '.') + 1] "
+            f"ELSE try_cast(round(try_cast({col} AS DECIMAL(38,10)) * {NS_PER_US}) AS BIGINT) END "
             f"ELSE try_cast(try_cast({col} AS HUGEINT) * {NS_PER_US} AS BIGINT) END")
 
 

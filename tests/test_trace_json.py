@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "trace"
 
@@ -92,6 +94,36 @@ def test_exact_integer_ns_for_epoch_microseconds(tmp_path, ingest_files, query):
     ingest_files([write_json(tmp_path, "t.json", events)])
     got = dict((n, (t, d)) for n, t, d in query("SELECT name, ts_ns, dur_ns FROM trace_events WHERE dur_ns IS NOT NULL"))
     assert got == {"op": (1559670569099589000, 20_000), "frac": (4203669603771648, 12_345), "exp": (1_500_000, 2)}
+
+
+def _number_texts():
+    """Microsecond texts: short fractions and their neighbours (more digits, signs, spaces,
+    exponents, a lone dot), and any text over the characters of numbers."""
+    digits = st.integers(0, 18).flatmap(lambda n: st.text("0123456789", min_size=n, max_size=n))
+    shaped = st.builds(lambda sign, whole, dot, frac, end: sign + whole + dot + frac + end,
+                       st.sampled_from(["", "-", "+", " "]), digits, st.sampled_from([".", "", ".."]),
+                       st.text("0123456789", max_size=5), st.sampled_from(["", "", "e3", "E-2", " "]))
+    return st.lists(st.one_of(shaped, st.text("0123456789.-+eE ", max_size=22)), min_size=1, max_size=60)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_number_texts())
+@example(["999999999999999.999", "-999999999999999.", "9999999999999999.", "9223372036854775.807", ".999", "-.5",
+          "1.2345", "5.", "."])
+def test_short_fractions_read_as_the_decimal_rule(texts):
+    """The fast reading of short fractions gives what the decimal rule gives, on any text."""
+    import duckdb
+
+    from grammars import trace_event as te
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t (x VARCHAR)")
+    con.executemany("INSERT INTO t VALUES (?)", [[x] for x in texts])
+    decimal_rule = ("CASE WHEN contains(x, '.') OR contains(x, 'e') OR contains(x, 'E') "
+                    "THEN try_cast(round(try_cast(x AS DECIMAL(38,10)) * 1000) AS BIGINT) "
+                    "ELSE try_cast(try_cast(x AS HUGEINT) * 1000 AS BIGINT) END")
+    got = con.execute(f"SELECT x, {te.us_text_to_ns_sql('x')}, {decimal_rule} FROM t").fetchall()
+    assert [(x, a) for x, a, _ in got] == [(x, b) for x, _, b in got]
 
 
 def test_fractional_epoch_microseconds_use_the_exact_reader(tmp_path, ingest_files, query):
