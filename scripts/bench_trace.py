@@ -10,7 +10,8 @@ directory (default ``bench-data/``, gitignored): ``ProfilerStep#N`` annotations,
 ``aten::`` operators with input shapes, ``cudaLaunchKernel``/``cudaMemcpyAsync`` calls with
 correlation ids, kernels and copies on a stream, ``ac2g`` flow pairs; ``--layout pretty``
 writes every event over several lines as the PyTorch exporter does, ``--layout compact``
-one event a line (more events per MB).  Then, in ``--rounds`` alternating rounds, each in
+one event a line (more events per MB); ``--times fractional`` writes times as microseconds
+with three decimals, as Kineto does since PyTorch 2.2.  Then, in ``--rounds`` alternating rounds, each in
 its own process (wall time, user+sys CPU and peak RSS of that process from ``os.wait4``):
 
 (a) ``json.load`` of the file in the project's python (the anchor);
@@ -63,12 +64,34 @@ KERNELS = ["void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_i
 #: "pretty": every event over several lines, as the PyTorch exporter writes them; "compact":
 #: one event a line without indentation, as other writers (and re-saved traces) do
 LAYOUT = "pretty"
+#: "integer": times in whole microseconds since the epoch, as Kineto wrote them before
+#: PyTorch 2.2; "fractional": microseconds with three decimals on a monotonic clock, as it
+#: writes them since (``"ts": 1212075548353.304, "dur": 173209.713``); the generator then
+#: counts in ns
+TIMES = "integer"
+
+
+def _us(v: int):
+    """A generated time as the JSON number it is written as (``v``: µs, or ns for fractional times)."""
+    return v if TIMES == "integer" else float(f"{v // 1000}.{v % 1000:03d}")
+
+
+class _Clock:
+    """Time steps of the generator: whole microseconds, or with fractional times the same
+    steps in ns with a random sub-microsecond part."""
+
+    def __init__(self, rnd: random.Random):
+        self.rnd = rnd
+
+    def __call__(self, lo: int, hi: int | None = None) -> int:
+        v = lo if hi is None else self.rnd.randint(lo, hi)
+        return v if TIMES == "integer" else v * 1000 + self.rnd.randint(0, 999)
 
 
 def _compact_event(ph, cat, name, pid, tid, ts, dur=None, args=None, extra=None) -> str:
-    ev = {"ph": ph, "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts}
+    ev = {"ph": ph, "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": _us(ts)}
     if dur is not None:
-        ev["dur"] = dur
+        ev["dur"] = _us(dur)
     ev.update(extra or {})
     if args:
         ev["args"] = args
@@ -79,7 +102,7 @@ def _event(ph, cat, name, pid, tid, ts, dur=None, args=None, extra=None) -> str:
     if LAYOUT == "compact":
         return _compact_event(ph, cat, name, pid, tid, ts, dur, args, extra)
     lines = ["  {", f'    "ph": "{ph}", "cat": "{cat}", "name": {json.dumps(name)}, "pid": {pid}, "tid": {tid},']
-    times = f'"ts": {ts}' + (f', "dur": {dur}' if dur is not None else "")
+    times = f'"ts": {_us(ts)}' + (f', "dur": {_us(dur)}' if dur is not None else "")
     if extra:
         times += ", " + ", ".join(f'"{k}": {json.dumps(v)}' for k, v in extra.items())
     if args:
@@ -98,7 +121,9 @@ def generate(path: Path, target_mb: int, seed: int = 1) -> dict:
     rnd = random.Random(seed)
     pid = tid = 3141
     gpu_pid, stream = 0, 7
-    t = 1_694_039_968_955_744  # integer epoch microseconds, as Kineto wrote them before 2.2
+    step_of = _Clock(rnd)
+    # integer epoch microseconds, as Kineto wrote them before 2.2; or ns on a monotonic clock
+    t = 1_694_039_968_955_744 if TIMES == "integer" else 1_212_075_548_353_304
     gpu_t = t
     ext = corr = 0
     tally: dict = defaultdict(lambda: [0, 0])
@@ -119,26 +144,26 @@ def generate(path: Path, target_mb: int, seed: int = 1) -> dict:
             step += 1
             chunk = []
             step_start = t
-            t += 2
+            t += step_of(2)
             for _ in range(200):
                 name, dims, children = OPS[rnd.randrange(len(OPS))]
                 ext += 1
                 op_start = t
-                t += 1
+                t += step_of(1)
                 body = []
                 for cname, nk in children:
                     ext += 1
                     c_start = t
-                    t += 1
+                    t += step_of(1)
                     cbody = []
                     for _k in range(nk):
                         corr += 1
-                        d = rnd.randint(3, 8)
+                        d = step_of(3, 8)
                         cbody.append(_event("X", "cuda_runtime", "cudaLaunchKernel", pid, tid, t, d,
                                             {"External id": ext, "cbid": 211, "correlation": corr}))
                         cbody.append(_event("s", "ac2g", "ac2g", pid, tid, t, extra={"id": corr}))
                         gpu_t = max(gpu_t, t + d)
-                        kd = rnd.randint(2, 60)
+                        kd = step_of(2, 60)
                         kname = KERNELS[rnd.randrange(len(KERNELS))]
                         cbody.append(_event("X", "kernel", kname, gpu_pid, stream, gpu_t, kd,
                                             {"External id": ext, "queued": 0, "device": 0, "context": 1,
@@ -148,25 +173,26 @@ def generate(path: Path, target_mb: int, seed: int = 1) -> dict:
                                              "est. achieved occupancy %": 33}))
                         cbody.append(_event("f", "ac2g", "ac2g", gpu_pid, stream, gpu_t, extra={"id": corr, "bp": "e"}))
                         gpu_t += kd
-                        t += d + 1
-                    t += rnd.randint(1, 5)
+                        t += d + step_of(1)
+                    t += step_of(1, 5)
                     cdur = t - c_start
                     body.append(_event("X", "cpu_op", cname, pid, tid, c_start, cdur, {"External id": ext}))
                     body.extend(cbody)
                     tally[cname][0] += 1
                     tally[cname][1] += cdur
-                    t += 1
+                    t += step_of(1)
                 if name == "aten::copy_":
                     corr += 1
-                    body.append(_event("X", "cuda_runtime", "cudaMemcpyAsync", pid, tid, t, 6,
+                    call, copy = step_of(6), step_of(9)
+                    body.append(_event("X", "cuda_runtime", "cudaMemcpyAsync", pid, tid, t, call,
                                        {"External id": ext, "cbid": 41, "correlation": corr}))
-                    gpu_t = max(gpu_t, t + 6)
+                    gpu_t = max(gpu_t, t + call)
                     body.append(_event("X", "gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", gpu_pid, stream, gpu_t,
-                                       9, {"External id": ext, "device": 0, "context": 1, "stream": stream,
+                                       copy, {"External id": ext, "device": 0, "context": 1, "stream": stream,
                                            "correlation": corr, "bytes": 131072, "memory bandwidth (GB/s)": 14.5}))
-                    gpu_t += 9
-                    t += 7
-                t += rnd.randint(1, 20)
+                    gpu_t += copy
+                    t += step_of(7)
+                t += step_of(1, 20)
                 dur = t - op_start
                 chunk.append(_event("X", "cpu_op", name, pid, tid, op_start, dur,
                                     {"External id": ext, "Record function id": 0, "Input Dims": dims,
@@ -174,8 +200,8 @@ def generate(path: Path, target_mb: int, seed: int = 1) -> dict:
                 chunk.extend(body)
                 tally[name][0] += 1
                 tally[name][1] += dur
-                t += 2
-            t += 3
+                t += step_of(2)
+            t += step_of(3)
             ext += 1
             sdur = t - step_start
             out.write(",\n" + _event("X", "user_annotation", f"ProfilerStep#{step}", pid, tid, step_start, sdur,
@@ -183,7 +209,7 @@ def generate(path: Path, target_mb: int, seed: int = 1) -> dict:
             tally[f"ProfilerStep#{step}"][0] += 1
             tally[f"ProfilerStep#{step}"][1] += sdur
             out.write(",\n" + ",\n".join(chunk))
-            t += 10
+            t += step_of(10)
         out.write('\n  ],\n  "traceName": "bench.pt.trace.json",\n  "displayTimeUnit": "ms"\n}\n')
     tmp.rename(path)
     return {k: v for k, v in tally.items()}
@@ -286,10 +312,10 @@ def loganalyze_cmd() -> list[str]:
 # =========================================================================== main
 def trace_path(args, size_mb: int) -> tuple[Path, dict]:
     """The trace of about ``size_mb`` MB in the chosen layout (generated once) and its tally."""
-    global LAYOUT
-    LAYOUT = args.layout
+    global LAYOUT, TIMES
+    LAYOUT, TIMES = args.layout, args.times
     work = Path(args.workdir)
-    suffix = "" if args.layout == "pretty" else f"_{args.layout}"
+    suffix = ("" if args.layout == "pretty" else f"_{args.layout}") + ("" if args.times == "integer" else "_frac")
     tdir = work / f"trace_{size_mb}mb{suffix}"
     tdir.mkdir(parents=True, exist_ok=True)
     trace = tdir / "rank0.pt.trace.json"
@@ -346,7 +372,8 @@ def bench_size(args, size_mb: int, hta_py: Path | None) -> dict:
     row["rss_vs_file"] = row["loganalyze_rss_mb"] * 2 ** 20 / size
     row["load_avg"] = os.getloadavg()[0]
     s = run(loganalyze_cmd() + ["summary", "--db", str(db), "--by", "op", "--format", "json"])
-    la_ops = {o["op"]: [o["count"], round(o["total_us"])] for o in json.loads(s.stdout)}
+    unit = 1 if args.times == "integer" else 1000  # the tally's unit: µs, or ns
+    la_ops = {o["op"]: [o["count"], round(o["total_us"] * unit)] for o in json.loads(s.stdout)}
     row["loganalyze_matches_generator"] = la_ops == {k: list(v) for k, v in tally.items()}
     if hta_py is not None:
         wait_idle(args.wait_idle)
@@ -371,11 +398,11 @@ def report(rows: list[dict], args, hta_version: str | None) -> str:
 
     sizes = ",".join(str(s) for s in args.sizes)
     t, g = TARGETS["time_vs_json_load"], TARGETS["rss_vs_file"]
-    lines = [f"## Trace JSON: Kineto-like traces ({args.layout} layout), ingest against json.load", "",
+    lines = [f"## Trace JSON: Kineto-like traces ({args.layout} layout, {args.times} times), ingest against json.load", "",
              f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, {os.cpu_count()} cores, "
              f"Python {platform.python_version()}, DuckDB {duckdb.__version__}"
              + (f", HolisticTraceAnalysis {hta_version}" if hta_version else "") + ".", "",
-             "```", f"python scripts/bench_trace.py --sizes {sizes} --layout {args.layout} --rounds {args.rounds}"
+             "```", f"python scripts/bench_trace.py --sizes {sizes} --layout {args.layout} --times {args.times} --rounds {args.rounds}"
              + (" --hta" if args.hta else ""), "```", "",
              "Each tool runs in its own process, alternately, best wall time of "
              f"{args.rounds} rounds; CPU is that run's user+sys and RSS its peak (`os.wait4`). "
@@ -406,6 +433,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="100,500", help="trace sizes in MB, comma-separated")
     ap.add_argument("--layout", choices=("pretty", "compact"), default="pretty")
+    ap.add_argument("--times", choices=("integer", "fractional"), default="integer",
+                    help="whole epoch microseconds (Kineto before PyTorch 2.2) or three decimals (since)")
     ap.add_argument("--workdir", default=str(REPO / "bench-data"))
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=2, help="alternating json.load / ingest rounds (best kept)")
