@@ -171,7 +171,7 @@ def us_text_to_ns_sql(col: str) -> str:
 
     A short fraction (:data:`SHORT_FRACTION_PATTERN`) needs no rounding: its ns are read as
     its digits without the dot, times 10 for each fraction digit short of ``_NS_DIGITS``
-    (the same value as the decimal rule, at a fifth of its cost)."""
+    (the same value as the decimal rule, at about a third of its cost)."""
     scale = "[" + ", ".join(str(10 ** k) for k in range(_NS_DIGITS, -1, -1)) + "]"
     return (f"CASE WHEN {col} IS NULL THEN NULL "
             f"WHEN {is_fractional_sql(col)} THEN CASE "

@@ -11,8 +11,8 @@ directory (default ``bench-data/``, gitignored): ``ProfilerStep#N`` annotations,
 correlation ids, kernels and copies on a stream, ``ac2g`` flow pairs; ``--layout pretty``
 writes every event over several lines as the PyTorch exporter does, ``--layout compact``
 one event a line (more events per MB); ``--times fractional`` writes times as microseconds
-with three decimals, as Kineto does since PyTorch 2.2.  Then, in ``--rounds`` alternating rounds, each in
-its own process (wall time, user+sys CPU and peak RSS of that process from ``os.wait4``):
+with three decimals, as Kineto does since PyTorch 2.2.  Then, in ``--rounds`` alternating
+rounds, each in its own process (wall time, user+sys CPU and peak RSS of that process from ``os.wait4``):
 
 (a) ``json.load`` of the file in the project's python (the anchor);
 (b) ``loganalyze ingest TRACE --db FRESH.duckdb`` (the whole command: sha256, parse,
