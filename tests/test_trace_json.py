@@ -109,7 +109,7 @@ def _number_texts():
 @settings(max_examples=150, deadline=None)
 @given(_number_texts())
 @example(["999999999999999.999", "-999999999999999.", "9999999999999999.", "9223372036854775.807", ".999", "-.5",
-          "1.2345", "5.", "."])
+          "1.2345", "5.", ".", "10000000000000000000000e3", "-9999999999999999.5"])
 def test_short_fractions_read_as_the_decimal_rule(texts):
     """The fast reading of short fractions gives what the decimal rule gives, on any text."""
     import duckdb
@@ -119,11 +119,26 @@ def test_short_fractions_read_as_the_decimal_rule(texts):
     con = duckdb.connect()
     con.execute("CREATE TABLE t (x VARCHAR)")
     con.executemany("INSERT INTO t VALUES (?)", [[x] for x in texts])
+    # (values of 10^16 us or more are NULL before the multiplication, which would overflow)
     decimal_rule = ("CASE WHEN contains(x, '.') OR contains(x, 'e') OR contains(x, 'E') "
-                    "THEN try_cast(round(try_cast(x AS DECIMAL(38,10)) * 1000) AS BIGINT) "
+                    "THEN try_cast(round(CASE WHEN abs(try_cast(x AS DECIMAL(38,10))) < 1e16 "
+                    "THEN try_cast(x AS DECIMAL(38,10)) END * 1000) AS BIGINT) "
                     "ELSE try_cast(try_cast(x AS HUGEINT) * 1000 AS BIGINT) END")
     got = con.execute(f"SELECT x, {te.us_text_to_ns_sql('x')}, {decimal_rule} FROM t").fetchall()
     assert [(x, a) for x, a, _ in got] == [(x, b) for x, _, b in got]
+
+
+def test_time_text_beyond_bigint_is_skipped_not_an_error(tmp_path, ingest_files, query):
+    """A time text whose decimal overflows in the ns multiplication skips its event with
+    the reason; the other events are read."""
+    events = [{"ph": "X", "name": "huge", "cat": "cpu_op", "pid": 1, "tid": 1, "ts": "1e26", "dur": 1},
+              {"ph": "X", "name": "huge_dur", "cat": "cpu_op", "pid": 1, "tid": 1, "ts": 1, "dur": "-2.5e30"},
+              {"ph": "X", "name": "ok", "cat": "cpu_op", "pid": 1, "tid": 1, "ts": 5, "dur": 1}]
+    ingest_files([write_json(tmp_path, "huge.json", events)])
+    assert query("SELECT name, ts_ns, dur_ns FROM trace_events") == [("ok", 5000, 1000)]
+    assert query("SELECT line_no, reason FROM skipped_lines ORDER BY line_no") == [
+        (0, "ts is not a number in range (1e26)"), (1, "dur is not a number in range (-2.5e30)")]
+    assert_invariants(query)
 
 
 def test_fractional_epoch_microseconds_use_the_exact_reader(tmp_path, ingest_files, query):
