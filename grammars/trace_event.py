@@ -158,8 +158,6 @@ def is_fractional_sql(col: str) -> str:
 
 #: fraction digits of a microseconds text that make whole ns
 _NS_DIGITS = len(str(NS_PER_US)) - 1
-#: microseconds at and beyond which ns leave BIGINT (whatever the fraction)
-_US_LIMIT = 10 ** 16
 #: the common fractional times (Kineto since PyTorch 2.2 writes ``1212075548353.304``): at
 #: most 15 integer digits and at most ``_NS_DIGITS`` fraction digits, so that their ns are
 #: their digits without the dot, scaled, in BIGINT range (RE2 syntax, matched whole)
@@ -175,10 +173,9 @@ def us_text_to_ns_sql(col: str) -> str:
     its digits without the dot, times 10 for each fraction digit short of ``_NS_DIGITS``
     (the same value as the decimal rule, at about a third of its cost)."""
     scale = "[" + ", ".join(str(10 ** k) for k in range(_NS_DIGITS, -1, -1)) + "]"
-    # a decimal of 10^16 us or more is beyond BIGINT ns: NULL, not a DECIMAL overflow error
-    # in the multiplication (``"ts": "1e26"``)
-    decimal = (f"CASE WHEN abs(try_cast({col} AS DECIMAL(38,10))) < {_US_LIMIT} "
-               f"THEN try_cast({col} AS DECIMAL(38,10)) END")
+    # DECIMAL(28,10) holds up to 10^18 us (far beyond BIGINT ns), so that the product
+    # (DECIMAL(38,10)) cannot overflow: a larger text (``"ts": "1e26"``) is NULL, not an error
+    decimal = f"try_cast({col} AS DECIMAL(28,10))"
     return (f"CASE WHEN {col} IS NULL THEN NULL "
             f"WHEN {is_fractional_sql(col)} THEN CASE "
             f"WHEN regexp_full_match({col}, '{SHORT_FRACTION_PATTERN}') "
