@@ -65,6 +65,19 @@ def test_summary_imports_no_heavy_module(tmp_path, family, sample, by):
     assert _heavy(_imported(["summary", "--db", db, *by])) == []
 
 
+def test_ingest_imports_no_pandas(tmp_path):
+    """The importers build their Arrow data without ``pa.array``, which imports pandas (0.3-0.4 s
+    in a process that never uses it: ``importers/arrow_arrays.py``).  Every sample but the
+    oneDNN logs (their importer loads polars, which builds the columns then) in one process,
+    serially, so that each importer runs here."""
+    files = sorted(str(p) for p in SAMPLES.rglob("*") if p.is_file() and p.suffix != ".md"
+                   and "onednn" not in p.parts)
+    assert len(files) > 20
+    modules = _imported(["ingest", "-q", "--jobs", "1", "--db", str(tmp_path / "i.duckdb"), *files])
+    assert "loganalyze.importers.trace_tables" in modules and "loganalyze.importers.nvprof_sqlite" in modules
+    assert "pandas" not in modules and "polars" not in modules
+
+
 def test_read_only_database_gives_the_whole_duckdb_api(tmp_path):
     """A read-only database opens on DuckDB's engine alone; ``Database.con`` still has the
     package's Python API (``con.sql``)."""

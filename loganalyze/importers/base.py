@@ -10,11 +10,10 @@ and commits, or rolls everything back.
 Arrow reaches DuckDB only through :func:`insert_arrow` (DuckDB's replacement scan of a local
 variable: ``register()`` inside a transaction would keep the data alive until COMMIT), and
 rows built in Python go through :class:`RowBuffer`, whose Arrow types come from the database
-schema (:func:`arrow_types`), which is defined once, in ``loganalyze/schema/*.sql``.
+schema (:func:`arrow_types`), which is defined once, in ``loganalyze/schema/*.sql``, and whose
+columns :mod:`.arrow_arrays` builds (``pa.array`` would import pandas).
 """
 from __future__ import annotations
-
-import sys
 
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Protocol, Union
@@ -23,6 +22,7 @@ import duckdb
 import pyarrow as pa
 
 from ..inputs import InputError, InputFile
+from .arrow_arrays import arrow_array
 
 #: skipped lines held in memory before they are written to ``skipped_lines``
 SKIP_FLUSH_ROWS = 50_000
@@ -241,58 +241,6 @@ class RowBuffer:
         self.total += self.count
         self._cols = {c: [] for c in self.columns}
         self.count = 0
-
-
-def arrow_array(values: list, arrow_type: pa.DataType) -> pa.Array:
-    """``pa.array(values, arrow_type)``; built by polars when an importer has loaded it
-    (``pa.array`` of Python values imports pandas, 0.3 s, to ask whether they are pandas
-    objects), by pyarrow otherwise or where polars does not take the values as they are."""
-    pl = sys.modules.get("polars")
-    if pl is None:
-        return pa.array(values, arrow_type)
-    try:
-        return _array_via_polars(pl, values, arrow_type)
-    except (TypeError, ValueError, OverflowError, AttributeError, pl.exceptions.PolarsError, pa.ArrowException):
-        return pa.array(values, arrow_type)
-
-
-def _array_via_polars(pl, values: list, arrow_type: pa.DataType) -> pa.Array:
-    """:func:`arrow_array` by polars: flat columns by polars, nested ones (maps, lists,
-    structs, which polars builds slowly from Python values) put together by pyarrow from
-    flat children."""
-    if pa.types.is_map(arrow_type):  # (key, value) pairs or dicts, as pa.array takes them
-        pairs = [None if v is None else list(v.items() if isinstance(v, dict) else v) for v in values]
-        offsets, flat, mask = _list_parts(pl, pairs)
-        keys = _array_via_polars(pl, [k for k, _ in flat], arrow_type.key_type)
-        items = _array_via_polars(pl, [x for _, x in flat], arrow_type.item_type)
-        return pa.MapArray.from_arrays(offsets, keys, items, type=arrow_type, mask=mask)
-    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
-        offsets, flat, mask = _list_parts(pl, values, large=pa.types.is_large_list(arrow_type))
-        items = _array_via_polars(pl, flat, arrow_type.value_type)
-        return type(pa.nulls(0, arrow_type)).from_arrays(offsets, items, type=arrow_type, mask=mask)
-    if pa.types.is_struct(arrow_type):
-        fields = [arrow_type.field(i) for i in range(arrow_type.num_fields)]
-        children = [
-            _array_via_polars(pl, [None if v is None else (v.get(f.name) if isinstance(v, dict) else v[i])
-                                   for v in values], f.type)
-            for i, f in enumerate(fields)
-        ]
-        mask = pl.Series([v is None for v in values], dtype=pl.Boolean).to_arrow()
-        return pa.StructArray.from_arrays(children, fields=fields, mask=mask)
-    dtype = pl.from_arrow(pa.nulls(0, arrow_type)).dtype
-    return pl.Series(values, dtype=dtype, strict=True).to_arrow().cast(arrow_type)
-
-
-def _list_parts(pl, values: list, large: bool = False) -> tuple[pa.Array, list, pa.Array]:
-    """The offsets, the items one after another, and the null mask of a list column."""
-    offsets, flat = [0], []
-    for v in values:
-        if v is not None:
-            flat.extend(v)
-        offsets.append(len(flat))
-    kind = pl.Int64 if large else pl.Int32
-    mask = pl.Series([v is None for v in values], dtype=pl.Boolean).to_arrow()
-    return pl.Series(offsets, dtype=kind).to_arrow(), flat, mask
 
 
 class Importer(Protocol):

@@ -19,6 +19,7 @@ from ..grammars.nsys import quote_ident as q
 from ..grammars.cuda_api import base_api_name_sql
 from ..grammars.cupti_cbid import api_name
 from ..names import name_forms
+from .arrow_arrays import arrow_array
 from .base import IngestContext, insert_arrow
 from .gpu_common import lookup_tables, put_meta
 from .nvtx_ranges import insert_nvtx_ranges
@@ -61,10 +62,10 @@ class _NvprofIngest:
         strings = db.fetchall(f"SELECT _id_, value FROM {q(g.STRING_TABLE)}") if db.has(g.STRING_TABLE) else []
         forms = [name_forms(v) for _, v in strings]
         names = pa.table({
-            "id": pa.array([s[0] for s in strings], pa.int64()),
-            "value": pa.array([s[1] for s in strings], pa.string()),
-            "demangled": pa.array([f[0] for f in forms], pa.string()),
-            "short": pa.array([f[1] for f in forms], pa.string()),
+            "id": arrow_array([s[0] for s in strings], pa.int64()),
+            "value": arrow_array([s[1] for s in strings], pa.string()),
+            "demangled": arrow_array([f[0] for f in forms], pa.string()),
+            "short": arrow_array([f[1] for f in forms], pa.string()),
         })
         with lookup_tables(con, _strings=names):
             self.api_calls()
@@ -94,8 +95,8 @@ class _NvprofIngest:
             found = True
             self.total += db.count(table)
             cbids = [r[0] for r in db.fetchall(f"SELECT DISTINCT cbid FROM {q(table)}")]
-            names = pa.table({"cbid": pa.array(cbids, pa.int64()),
-                              "name": pa.array([api_name(api, int(c)) for c in cbids], pa.string())})
+            names = pa.table({"cbid": arrow_array(cbids, pa.int64()),
+                              "name": arrow_array([api_name(api, int(c)) for c in cbids], pa.string())})
             with lookup_tables(con, _cbid=names):
                 self._read(table, g.API, "gpu_api_calls", f"""
                     SELECT {self.sid} AS source_id, b.row_no, '{api}' AS api, n.name,
@@ -126,7 +127,8 @@ class _NvprofIngest:
     def memops(self) -> None:
         con = self.con
         codes = list(g.COPY_KINDS)
-        kinds = pa.table({"code": pa.array(codes, pa.int64()), "short": [g.COPY_KINDS[c] for c in codes]})
+        kinds = pa.table({"code": arrow_array(codes, pa.int64()),
+                          "short": arrow_array([g.COPY_KINDS[c] for c in codes], pa.string())})
         with lookup_tables(con, _copykinds=kinds):
             for table in (t for t in g.MEMCPY_TABLES if self.db.has(t)):
                 self.total += self.db.count(table)
@@ -213,11 +215,11 @@ class _NvprofIngest:
             return
         names = dict(self.con.execute("SELECT id, value FROM _strings").fetchall())
         tbl = pa.table({
-            "source_id": pa.array([self.sid] * len(rows), pa.int32()),
-            "device": pa.array([r[0] for r in rows], pa.int32()),
-            "name": pa.array([names.get(r[1], r[1] if isinstance(r[1], str) else None) for r in rows], pa.string()),
-            "sm_count": pa.array([r[2] for r in rows], pa.int32()),
-            "total_memory": pa.array([r[3] for r in rows], pa.int64()),
-            "compute_capability": pa.array([f"{r[4]}.{r[5]}" if r[4] is not None else None for r in rows], pa.string()),
+            "source_id": arrow_array([self.sid] * len(rows), pa.int32()),
+            "device": arrow_array([r[0] for r in rows], pa.int32()),
+            "name": arrow_array([names.get(r[1], r[1] if isinstance(r[1], str) else None) for r in rows], pa.string()),
+            "sm_count": arrow_array([r[2] for r in rows], pa.int32()),
+            "total_memory": arrow_array([r[3] for r in rows], pa.int64()),
+            "compute_capability": arrow_array([f"{r[4]}.{r[5]}" if r[4] is not None else None for r in rows], pa.string()),
         })
         insert_arrow(self.con, "gpu_devices", tbl)

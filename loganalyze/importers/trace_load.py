@@ -16,6 +16,7 @@ from ..grammars import trace_event as te
 from ..grammars import trace_reader as tr
 from ..inputs import InputError
 from ..signals import is_interrupt
+from .arrow_arrays import arrow_array
 from .base import IngestContext, insert_arrow, sql_string
 from .trace_stage import READ_BLOCK, Stage
 from .trace_workspace import Workspace
@@ -254,10 +255,10 @@ def _clean(s):
 
 
 def _string_table(batch: dict, cols: list) -> pa.Table:
-    arrays = {"r": pa.array(batch["r"], pa.int64()), "event_no": pa.array(batch["event_no"], pa.int64())}
+    arrays = {"r": arrow_array(batch["r"], pa.int64()), "event_no": arrow_array(batch["event_no"], pa.int64())}
     for c in cols:
         try:
-            arrays[c] = pa.array(batch[c], pa.string())
+            arrays[c] = arrow_array(batch[c], pa.string())
         except (pa.ArrowInvalid, UnicodeEncodeError):
-            arrays[c] = pa.array([_clean(v) for v in batch[c]], pa.string())
+            arrays[c] = arrow_array([_clean(v) for v in batch[c]], pa.string())
     return pa.table(arrays)

@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..grammars import trace_event as te
+from .arrow_arrays import arrow_array
 from .base import create_arrow_table
 
 
@@ -67,8 +68,8 @@ class MatchingSteps:
         self.stats.duplicates = len(rows)
         for r, event_no, first, ph, name, cat, ts, dur, pid, tid in rows:
             self.ctx.skip(event_no, f"duplicate of event {first}", _event_text(ph, name, cat, ts, dur, pid, tid))
-        tbl = pa.table({"r": pa.array([r[0] for r in rows], pa.int64()),
-                        "p": pa.array([f"duplicate of event {r[2]}" for r in rows], pa.string())})
+        tbl = pa.table({"r": arrow_array([r[0] for r in rows], pa.int64()),
+                        "p": arrow_array([f"duplicate of event {r[2]}" for r in rows], pa.string())})
         create_arrow_table(con, "_dups", tbl)
         con.execute("UPDATE _ev SET problem = _dups.p FROM _dups WHERE _ev.r = _dups.r")
         con.execute("DROP TABLE _dups")

@@ -8,6 +8,7 @@ import pyarrow as pa
 
 from ..grammars import trace_event as te
 from ..grammars.cuda_api import base_api_name_sql
+from .arrow_arrays import arrow_array, numpy_array
 from .base import IngestContext, RowBuffer, create_arrow_table, sql_string
 from .trace_matching import SpanStats
 
@@ -27,10 +28,10 @@ class TableSteps:
         def ev_of(key):
             rr = arrays.pop(key)
             out = np.where(rr >= 0, ev[np.clip(rr, 0, max(m - 1, 0))], 0)
-            return pa.array(out, pa.int64(), mask=rr < 0)
+            return numpy_array(out, pa.int64(), mask=rr < 0)
 
         def masked(key, not_op):
-            return pa.array(arrays.pop(key), pa.int64(), mask=not_op)
+            return numpy_array(arrays.pop(key), pa.int64(), mask=not_op)
 
         is_op = np.zeros(m, dtype=bool)
         is_op[self._op_rows] = True
@@ -40,13 +41,13 @@ class TableSteps:
         has_depth = depth >= 0
         dur = arrays.pop("dur")
         columns = [
-            ("x_r", pa.array(np.arange(m, dtype=np.int64))),  # the row number r of _ev
-            ("x_skip", pa.array(arrays.pop("skip"))),
-            ("x_dur", pa.array(dur, pa.int64(), mask=dur == unknown)),
+            ("x_r", numpy_array(np.arange(m, dtype=np.int64))),  # the row number r of _ev
+            ("x_skip", numpy_array(arrays.pop("skip"))),
+            ("x_dur", numpy_array(dur, pa.int64(), mask=dur == unknown)),
             ("x_end_event", ev_of("end_r")),
-            ("x_async_op", pa.array(arrays.pop("async_op"))),
+            ("x_async_op", numpy_array(arrays.pop("async_op"))),
             ("x_parent", ev_of("parent")),
-            ("x_depth", pa.array(np.where(has_depth, depth, 0), pa.int32(), mask=~has_depth)),
+            ("x_depth", numpy_array(np.where(has_depth, depth, 0), pa.int32(), mask=~has_depth)),
             ("x_self", masked("self_ns", not_op)),
             ("x_gpu_self", masked("gpu_self", not_op)),
             ("x_gpu_total", masked("gpu_total", not_op)),
@@ -55,7 +56,7 @@ class TableSteps:
         ]
         bound = arrays.pop("bound")
         flow_rows = np.flatnonzero(bound >= 0)  # the flow events bound to a slice
-        bound_table = pa.table({"event_no": pa.array(ev[flow_rows]), "bound_event": pa.array(ev[bound[flow_rows]])})
+        bound_table = pa.table({"event_no": numpy_array(ev[flow_rows]), "bound_event": numpy_array(ev[bound[flow_rows]])})
         del bound, flow_rows
         del dur, depth, has_depth, not_op
         res = pa.table(dict(columns))
@@ -117,8 +118,8 @@ class TableSteps:
         # a lookup table: the names of rows skipped later do no harm (no join needed)
         names = [r[0] for r in con.execute("SELECT DISTINCT name FROM _ev WHERE role = 'kernel'").fetchall()]
         create_arrow_table(con, "_kshort", pa.table({
-            "kname": pa.array(names, pa.string()),
-            "kshort": pa.array([te.kernel_short_name(n) for n in names], pa.string())}))
+            "kname": arrow_array(names, pa.string()),
+            "kshort": arrow_array([te.kernel_short_name(n) for n in names], pa.string())}))
         ws.transfer(
             """SELECT e.source_id, e.row_no, e.name, e.name AS demangled, k.kshort AS short_name,
                       e.start_ns, e.end_ns, e.duration_ns,

@@ -1,0 +1,158 @@
+"""Arrow arrays from Python lists and numpy arrays, without ``pa.array``.
+
+``pa.array`` first asks whether its input is a pandas object, and to ask it imports pandas:
+0.3-0.4 s, once per process, in the middle of an ingest that never uses pandas (a third of
+a small file's whole ingest; ~3% of a 500 MB trace's, on one core while the other waits).
+The builders here give the same arrays from pyarrow's own pieces (``Array.from_buffers``,
+``ListArray.from_arrays``, ...):
+
+- :func:`numpy_array`: a 1-D numpy array of numbers or booleans, with an optional null
+  mask; the numbers are not copied.
+- :func:`arrow_array`: a list of Python values for a column of a given Arrow type.  Flat
+  columns are built by polars when an importer has loaded it, else by numpy from values
+  of exactly the column's kind (``int`` for integers, ``str`` for text, ...); nested ones
+  (maps, lists, structs) are put together from flat children.  Anything else (other types,
+  other values) goes to ``pa.array`` itself, which also gives its errors.
+"""
+from __future__ import annotations
+
+import sys
+from functools import partial
+
+import numpy as np
+import pyarrow as pa
+
+#: numpy dtypes of the flat Arrow types :func:`arrow_array` builds with numpy
+_NUMPY_DTYPES = {
+    pa.int8(): np.int8, pa.int16(): np.int16, pa.int32(): np.int32, pa.int64(): np.int64,
+    pa.uint8(): np.uint8, pa.uint16(): np.uint16, pa.uint32(): np.uint32, pa.uint64(): np.uint64,
+    pa.float32(): np.float32, pa.float64(): np.float64,
+}
+
+
+def numpy_array(values: np.ndarray, arrow_type: pa.DataType | None = None,
+                mask: np.ndarray | None = None) -> pa.Array:
+    """``pa.array(values, arrow_type, mask=mask)`` for a 1-D numpy array of fixed-width
+    numbers or booleans: the numbers are shared with ``values``, not copied (a different
+    ``arrow_type`` is reached by a cast, as ``pa.array`` does)."""
+    values = np.ascontiguousarray(values)
+    if values.ndim != 1:
+        raise ValueError("numpy_array takes a 1-D array")
+    validity, nulls = None, 0
+    if mask is not None:
+        mask = np.asarray(mask, dtype=bool)
+        if len(mask) != len(values):
+            raise ValueError("the mask and the values differ in length")
+        nulls = int(np.count_nonzero(mask))
+        if nulls:
+            validity = pa.py_buffer(np.packbits(~mask, bitorder="little"))
+    if values.dtype == np.bool_:
+        own, data = pa.bool_(), pa.py_buffer(np.packbits(values, bitorder="little"))
+    else:
+        own, data = pa.from_numpy_dtype(values.dtype), pa.py_buffer(values)
+    out = pa.Array.from_buffers(own, len(values), [validity, data], null_count=nulls)
+    return out if arrow_type is None or arrow_type == own else out.cast(arrow_type)
+
+
+def arrow_array(values: list, arrow_type: pa.DataType) -> pa.Array:
+    """``pa.array(values, arrow_type)`` (see the module's docstring for how)."""
+    pl = sys.modules.get("polars")
+    flat = partial(_flat_by_polars, pl) if pl is not None else _flat_by_numpy
+    errors = (TypeError, ValueError, OverflowError, AttributeError, UnicodeError, pa.ArrowException)
+    if pl is not None:
+        errors += (pl.exceptions.PolarsError,)
+    try:
+        return _assemble(flat, values, arrow_type)
+    except errors:
+        return pa.array(values, arrow_type)
+
+
+def _assemble(flat, values: list, arrow_type: pa.DataType) -> pa.Array:
+    """Nested columns put together by pyarrow from children built by ``flat``."""
+    if pa.types.is_map(arrow_type):  # (key, value) pairs or dicts, as pa.array takes them
+        pairs = [None if v is None else list(v.items() if isinstance(v, dict) else v) for v in values]
+        offsets, items, mask = _list_parts(pairs)
+        keys = _assemble(flat, [k for k, _ in items], arrow_type.key_type)
+        vals = _assemble(flat, [x for _, x in items], arrow_type.item_type)
+        return pa.MapArray.from_arrays(offsets, keys, vals, type=arrow_type, mask=mask)
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        offsets, items, mask = _list_parts(values, large=pa.types.is_large_list(arrow_type))
+        children = _assemble(flat, items, arrow_type.value_type)
+        return type(pa.nulls(0, arrow_type)).from_arrays(offsets, children, type=arrow_type, mask=mask)
+    if pa.types.is_struct(arrow_type):
+        fields = [arrow_type.field(i) for i in range(arrow_type.num_fields)]
+        children = [
+            _assemble(flat, [None if v is None else (v.get(f.name) if isinstance(v, dict) else v[i])
+                             for v in values], f.type)
+            for i, f in enumerate(fields)
+        ]
+        return pa.StructArray.from_arrays(children, fields=fields, mask=_null_mask(values))
+    return flat(values, arrow_type)
+
+
+def _list_parts(values: list, large: bool = False) -> tuple[pa.Array, list, pa.Array]:
+    """The offsets, the items one after another, and the null mask of a list column."""
+    offsets, items = [0], []
+    for v in values:
+        if v is not None:
+            items.extend(v)
+        offsets.append(len(items))
+    return numpy_array(np.array(offsets, dtype=np.int64 if large else np.int32)), items, _null_mask(values)
+
+
+def _null_mask(values: list) -> pa.Array:
+    return numpy_array(np.fromiter((v is None for v in values), dtype=bool, count=len(values)))
+
+
+def _flat_by_polars(pl, values: list, arrow_type: pa.DataType) -> pa.Array:
+    dtype = pl.from_arrow(pa.nulls(0, arrow_type)).dtype
+    return pl.Series(values, dtype=dtype, strict=True).to_arrow().cast(arrow_type)
+
+
+def _flat_by_numpy(values: list, arrow_type: pa.DataType) -> pa.Array:
+    """Numbers, booleans and text from values of exactly their Python kind (``bool`` is not
+    taken for a number, nor a number for text), None as null; TypeError for anything else."""
+    mask = np.fromiter((v is None for v in values), dtype=bool, count=len(values))
+    nulls = mask if mask.any() else None
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+        _require(values, (str,))
+        data = [b"" if v is None else v.encode() for v in values]
+        ends = np.cumsum([len(b) for b in data], dtype=np.int64)
+        offsets = np.concatenate([np.zeros(1, np.int64), ends])
+        if not pa.types.is_large_string(arrow_type):
+            if len(values) and ends[-1] >= 2 ** 31:
+                raise OverflowError("too much text for a string array")
+            offsets = offsets.astype(np.int32)
+        return _from_buffers(arrow_type, nulls, mask, pa.py_buffer(offsets), pa.py_buffer(b"".join(data)))
+    if pa.types.is_decimal128(arrow_type) and arrow_type.scale == 0:  # HUGEINT columns
+        _require(values, (int,))
+        if any(v is not None and abs(v) >= 10 ** arrow_type.precision for v in values):
+            raise OverflowError("an integer beyond the decimal's precision")  # pa.array says so
+        data = b"".join((v or 0).to_bytes(16, "little", signed=True) for v in values)
+        return _from_buffers(arrow_type, nulls, mask, pa.py_buffer(data))
+    if pa.types.is_boolean(arrow_type):
+        _require(values, (bool,))
+        return numpy_array(np.array([v is True for v in values], dtype=bool), mask=nulls)
+    dtype = _NUMPY_DTYPES.get(arrow_type)
+    if dtype is None:
+        raise TypeError(f"no numpy builder for {arrow_type}")
+    if pa.types.is_floating(arrow_type):
+        _require(values, (int, float))
+        exact = 2 ** (24 if arrow_type == pa.float32() else 53)  # the largest exact integers
+        if any(type(v) is int and abs(v) > exact for v in values):
+            raise OverflowError("an integer the float type cannot hold exactly")  # pa.array says so
+    else:
+        _require(values, (int,))
+    return numpy_array(np.array([0 if v is None else v for v in values], dtype=dtype), mask=nulls)
+
+
+def _from_buffers(arrow_type: pa.DataType, nulls: np.ndarray | None, mask: np.ndarray, *buffers) -> pa.Array:
+    validity = None if nulls is None else pa.py_buffer(np.packbits(~mask, bitorder="little"))
+    return pa.Array.from_buffers(arrow_type, len(mask), [validity, *buffers],
+                                 null_count=int(np.count_nonzero(mask)))
+
+
+def _require(values: list, kinds: tuple[type, ...]) -> None:
+    for v in values:
+        if v is not None and type(v) not in kinds:
+            raise TypeError(f"{type(v).__name__} in a column of {kinds[0].__name__}")

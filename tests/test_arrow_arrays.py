@@ -1,0 +1,98 @@
+"""The Arrow builders that stand in for ``pa.array`` (importers/arrow_arrays.py): the same
+arrays, or an error where ``pa.array`` gives one (``arrow_array`` then asks ``pa.array``,
+whose error the caller sees)."""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from loganalyze.importers import arrow_arrays as aa
+
+FLAT_TYPES = [pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint32(), pa.uint64(),
+              pa.float32(), pa.float64(), pa.bool_(), pa.string(), pa.large_string(), pa.decimal128(38, 0)]
+NESTED_TYPES = [pa.list_(pa.string()), pa.map_(pa.string(), pa.string()),
+                pa.struct([("a", pa.int64()), ("b", pa.string())])]
+#: what the importers hand over: Python numbers, text, booleans and None, some of them odd
+VALUE = st.one_of(
+    st.none(), st.booleans(), st.integers(min_value=-2 ** 130, max_value=2 ** 130),
+    st.sampled_from([2 ** 24, 2 ** 24 + 1, 2 ** 53, 2 ** 53 + 1, -2 ** 63, 2 ** 64 - 1, 10 ** 38, 10 ** 38 - 1]),
+    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=6), st.just("\ud800"),
+)
+
+
+def _same(values, arrow_type):
+    """The numpy builder gives pa.array's array, or raises where pa.array raises."""
+    try:
+        want = pa.array(values, arrow_type)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError, UnicodeError):
+        want = None
+    try:
+        got = aa._assemble(aa._flat_by_numpy, values, arrow_type)
+    except (TypeError, ValueError, OverflowError, UnicodeError, pa.ArrowException):
+        got = None  # arrow_array asks pa.array then
+    if got is not None:
+        assert want is not None, f"{values!r} as {arrow_type}: pa.array refuses them"
+        got.validate(full=True)
+        assert got.type == want.type and got.equals(want), (values, arrow_type, got, want)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(FLAT_TYPES), st.lists(VALUE, max_size=8))
+@example(pa.float32(), [2 ** 24 + 1])
+@example(pa.float32(), [2 ** 24, -2 ** 24])
+@example(pa.float64(), [2 ** 53 + 1, 1.5])
+@example(pa.int64(), [True])
+@example(pa.string(), ["a", None, "é", ""])
+@example(pa.decimal128(38, 0), [10 ** 38, None])
+@example(pa.uint64(), [2 ** 64 - 1, -1])
+def test_flat_columns_match_pa_array(arrow_type, values):
+    _same(values, arrow_type)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(FLAT_TYPES), st.lists(st.one_of(st.none(), st.integers(-2 ** 70, 2 ** 70)), max_size=8))
+def test_integer_columns_match_pa_array(arrow_type, values):
+    _same(values, arrow_type)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.lists(st.one_of(st.none(), st.text(max_size=3)), max_size=3)), max_size=5))
+def test_list_columns_match_pa_array(values):
+    _same(values, NESTED_TYPES[0])
+
+
+def test_map_and_struct_columns_match_pa_array():
+    _same([{"k": "v", "x": None}, None, {}], NESTED_TYPES[1])
+    _same([[("k", "v")], None], NESTED_TYPES[1])
+    _same([{"a": 1, "b": "x"}, None, {"a": None}], NESTED_TYPES[2])
+    _same([(2, "y"), None], NESTED_TYPES[2])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from([np.int8, np.int32, np.int64, np.uint64, np.float64, np.bool_]),
+       st.lists(st.tuples(st.integers(0, 100), st.booleans()), max_size=70), st.booleans())
+def test_numpy_arrays_match_pa_array(dtype, rows, with_mask):
+    values = np.array([v for v, _ in rows], dtype=dtype)
+    mask = np.array([m for _, m in rows], dtype=bool) if with_mask else None
+    got = aa.numpy_array(values, mask=mask)
+    got.validate(full=True)
+    assert got.equals(pa.array(values, mask=mask))
+    want = pa.array(values, pa.int64(), mask=mask) if dtype != np.bool_ else None
+    if want is not None and dtype != np.float64:
+        assert aa.numpy_array(values, pa.int64(), mask=mask).equals(want)
+
+
+def test_numpy_arrays_of_a_slice_and_of_two_dimensions():
+    values = np.arange(10, dtype=np.int64)[::3]  # not contiguous: copied first
+    assert aa.numpy_array(values).to_pylist() == [0, 3, 6, 9]
+    with pytest.raises(ValueError):
+        aa.numpy_array(np.zeros((2, 2)))
+
+
+def test_arrow_array_falls_back_to_pa_array_and_its_error():
+    assert aa.arrow_array([1.0, 2], pa.int64()).to_pylist() == [1, 2]  # a float pa.array takes
+    with pytest.raises(pa.ArrowTypeError):
+        aa.arrow_array(["a", 1], pa.string())
