@@ -214,6 +214,45 @@ def test_split_read_gives_the_rows_of_one_read(tmp_path, small_trace, monkeypatc
     assert parts == whole
 
 
+@pytest.mark.parametrize("change", ["duplicates", "flavour"])
+def test_parts_updated_after_the_read_give_the_rows_of_one_read(tmp_path, monkeypatch, change):
+    """Two changes to the events read, in parts: duplicates found across parts, and roles
+    made again when the categories past the first bytes change the flavour (generic ->
+    Kineto).  Each updates the events, which the parts give as one view until then."""
+    from loganalyze.importers import trace_json, trace_load, trace_matching, trace_spans, trace_stage
+
+    later = "cpu_op" if change == "flavour" else "user"
+    events = [{"ph": "X", "cat": "user", "name": f"a{i}", "pid": 1, "tid": 1, "ts": 10 * i, "dur": 5,
+               "args": {"pad": "x" * 200}} for i in range(600)]
+    events += [{"ph": "X", "cat": later, "name": f"op{i}", "pid": 1, "tid": 2, "ts": 10 * i, "dur": 5,
+                "args": {"pad": "y" * 200}} for i in range(600)]
+    if change == "duplicates":
+        events += [dict(events[3]), dict(events[900])]  # in the last part
+    path = tmp_path / "mixed.json"
+    path.write_text(json.dumps(events))
+    monkeypatch.setattr(trace_json, "head_categories",
+                        lambda file, prefix: trace_stage.head_categories(file, prefix, limit=4096))
+    made_tables = []
+
+    def spying(con):
+        made_tables.append(con.execute("SELECT table_type FROM information_schema.tables "
+                                       "WHERE table_name = '_ev'").fetchall())
+        return trace_load.events_as_table(con)
+
+    monkeypatch.setattr(trace_matching, "events_as_table", spying)
+    monkeypatch.setattr(trace_spans, "events_as_table", spying)
+    whole, reads = _ingest_rows(path, monkeypatch, None)
+    assert reads == [1] and made_tables == [[("BASE TABLE",)]]
+    parts, reads = _ingest_rows(path, monkeypatch, 64 << 10)
+    assert reads == [4] and made_tables[1:] == [[("VIEW",)]]
+    assert parts == whole
+    if change == "duplicates":
+        assert [r[:2] for r in whole["skipped_lines"]] == [(1200, "duplicate of event 3"),
+                                                           (1201, "duplicate of event 900")]
+    else:
+        assert [r[1] for r in whole["trace_files"]] == ["kineto"]  # the flavour, seen past the head
+
+
 def test_a_cut_inside_an_event_is_read_again_whole(tmp_path, monkeypatch):
     """Events whose args hold lists of event-like objects: the boundary search can only find
     commas inside args, DuckDB rejects the cut parts, and the array is read whole."""

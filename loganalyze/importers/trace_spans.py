@@ -9,6 +9,7 @@ import numpy as np
 
 from ..grammars import trace_event as te
 from .base import IngestContext
+from .trace_load import events_as_table
 from .trace_matching import MatchingSteps, SpanStats
 from .trace_nesting import NestingSteps
 from .trace_tables import TableSteps
@@ -95,6 +96,7 @@ class SpanEngine(MatchingSteps, NestingSteps, TableSteps):
             flavour = te.detect_flavour(self.keys, cats)
             if flavour != self.flavour:
                 self.flavour = flavour
+                events_as_table(con)
                 con.execute(f"UPDATE _ev SET role = {te.role_sql(flavour)} WHERE ph IN ('X', 'B')")
         if self.check_precision:
             lim = te.EXACT_FRACTIONAL_US_LIMIT
