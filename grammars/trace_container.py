@@ -141,6 +141,9 @@ class Tail:
 _EVENT_START_RE = re.compile(r"[\[,]\s*\{")
 #: event starts tried, from the left of the window, before the end is given up as unknown
 _MAX_STARTS = 64
+#: the end of the window tried first: decoding every event of a 4 MiB window took 0.17-0.28 s
+#: of one core on a Kineto trace, while its array ends within the last few KiB
+FIRST_TAIL_BYTES = 256 << 10
 
 
 def scan_tail(tail: bytes, tail_at: int, container: str, events_at: int) -> Tail:
@@ -151,19 +154,38 @@ def scan_tail(tail: bytes, tail_at: int, container: str, events_at: int) -> Tail
     one after the other must reach ``]`` and then (object form) members and ``}`` and the end
     of the data.  A start inside an event (an object inside ``args``) fails that test.  When
     the events decode up to the end of the data without ``]``, the file was cut off.
+
+    The last :data:`FIRST_TAIL_BYTES` of a longer window are tried first, from starts whose
+    first object is an event (has ``ph``), and a complete array found there is the answer:
+    from any real event start the events decode to the same end.  (Without that check a
+    list of objects in the metadata after the array, such as Kineto's ``deviceProperties``,
+    passes the test when the last event is longer than the bytes tried.)  Anything else (a
+    cut-off file, an end not found there) is looked for again in the whole window.
     """
+    if len(tail) > 2 * FIRST_TAIL_BYTES:
+        cut = len(tail) - FIRST_TAIL_BYTES
+        found = _scan_tail(tail[cut:], tail_at + cut, container, events_at, events_only=True)
+        if found.status == "complete":
+            return found
+    return _scan_tail(tail, tail_at, container, events_at)
+
+
+def _scan_tail(tail: bytes, tail_at: int, container: str, events_at: int, events_only: bool = False) -> Tail:
     text = tail.decode("latin-1")
     dec = json.JSONDecoder()
     first = [events_at - tail_at] if events_at >= tail_at else []  # the whole array is in the window: "["
     found = (m.start() for m in _EVENT_START_RE.finditer(text) if m.start() + tail_at > events_at)
     for s in itertools.islice(itertools.chain(first, found), _MAX_STARTS):
-        res = _decode_from(text, s, s + tail_at == events_at, dec, container, tail, tail_at)
+        res = _decode_from(text, s, s + tail_at == events_at, dec, container, tail, tail_at, events_only)
         if res is not None:
             return res
     return Tail("unknown")
 
 
-def _decode_from(text: str, s: int, at_array_start: bool, dec, container: str, raw: bytes, base: int) -> Tail | None:
+def _decode_from(text: str, s: int, at_array_start: bool, dec, container: str, raw: bytes, base: int,
+                 events_only: bool = False) -> Tail | None:
+    """The end found from the event start ``s`` (None: not one); ``events_only``: a start
+    whose first object is not an event (no ``ph``) is not one."""
     n = len(text)
     i = s + 1  # after "[" or ","
     last_end = None  # after the last complete event
@@ -185,7 +207,7 @@ def _decode_from(text: str, s: int, at_array_start: bool, dec, container: str, r
         if ch != "{":
             return None
         try:
-            _, j = events.decode(text, i)
+            obj, j = events.decode(text, i)
         except json.JSONDecodeError:
             if not _is_cut_off(text[i:], dec):
                 return None
@@ -194,6 +216,8 @@ def _decode_from(text: str, s: int, at_array_start: bool, dec, container: str, r
             if last_end is not None:
                 return Tail("truncated", base + last_end, n - i, incomplete_text=piece)
             return Tail("truncated", base + (s + 1 if at_array_start else s), n - i, incomplete_text=piece)
+        if events_only and last_end is None and not (isinstance(obj, dict) and "ph" in obj):
+            return None
         last_end = j
         i = j
     # after "]": nothing (array form) or members and "}" (object form)
