@@ -13,7 +13,7 @@ ROLE_CODES = {"op": 1, "launch": 2, "kernel": 3, "memcpy": 4, "memset": 5}
 
 class NestingSteps:
     """Mixed into :class:`~loganalyze.importers.trace_spans.SpanEngine` (uses its ``con``,
-    ``m``, ``stats`` and ``_col``)."""
+    ``m``, ``stats``, ``_col`` and ``_by_row``)."""
 
     def _spans(self, dur, async_op) -> dict:
         """Every span (X, matched B, async operators), sorted by thread, start, longer
@@ -119,8 +119,8 @@ class NestingSteps:
             return launch_r, op_r, launch_gpu
         g_r = sr[gpu]
         g_dur = sdur[gpu]
-        corr = self._col("SELECT coalesce(correlation, -1) FROM _ev ORDER BY r", np.int64)
-        ext = self._col("SELECT coalesce(external_id, -1) FROM _ev ORDER BY r", np.int64)
+        corr = self._by_row("correlation")
+        ext = self._by_row("external_id")
         # 1. correlation id -> host launch call (the first in file order)
         l_r = np.sort(sr[role == ROLE_CODES["launch"]])
         found, rows = _first_with_id(l_r, corr[l_r], corr[g_r])
