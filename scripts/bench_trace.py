@@ -76,18 +76,6 @@ def _us(v: int):
     return v if TIMES == "integer" else float(f"{v // 1000}.{v % 1000:03d}")
 
 
-class _Clock:
-    """Time steps of the generator: whole microseconds, or with fractional times the same
-    steps in ns with a random sub-microsecond part."""
-
-    def __init__(self, rnd: random.Random):
-        self.rnd = rnd
-
-    def __call__(self, lo: int, hi: int | None = None) -> int:
-        v = lo if hi is None else self.rnd.randint(lo, hi)
-        return v if TIMES == "integer" else v * 1000 + self.rnd.randint(0, 999)
-
-
 def _compact_event(ph, cat, name, pid, tid, ts, dur=None, args=None, extra=None) -> str:
     ev = {"ph": ph, "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": _us(ts)}
     if dur is not None:
@@ -121,7 +109,13 @@ def generate(path: Path, target_mb: int, seed: int = 1) -> dict:
     rnd = random.Random(seed)
     pid = tid = 3141
     gpu_pid, stream = 0, 7
-    step_of = _Clock(rnd)
+
+    def step_of(lo: int, hi: int | None = None) -> int:
+        """A time step: whole microseconds, or with fractional times the same step in ns with
+        a random sub-microsecond part."""
+        v = lo if hi is None else rnd.randint(lo, hi)
+        return v if TIMES == "integer" else v * 1000 + rnd.randint(0, 999)
+
     # integer epoch microseconds, as Kineto wrote them before 2.2; or ns on a monotonic clock
     t = 1_694_039_968_955_744 if TIMES == "integer" else 1_212_075_548_353_304
     gpu_t = t

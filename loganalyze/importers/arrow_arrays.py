@@ -39,19 +39,13 @@ def numpy_array(values: np.ndarray, arrow_type: pa.DataType | None = None,
     values = np.ascontiguousarray(values)
     if values.ndim != 1:
         raise ValueError("numpy_array takes a 1-D array")
-    validity, nulls = None, 0
-    if mask is not None:
-        mask = np.asarray(mask, dtype=bool)
-        if len(mask) != len(values):
-            raise ValueError("the mask and the values differ in length")
-        nulls = int(np.count_nonzero(mask))
-        if nulls:
-            validity = pa.py_buffer(np.packbits(~mask, bitorder="little"))
+    if mask is not None and len(mask) != len(values):
+        raise ValueError("the mask and the values differ in length")
     if values.dtype == np.bool_:
         own, data = pa.bool_(), pa.py_buffer(np.packbits(values, bitorder="little"))
     else:
         own, data = pa.from_numpy_dtype(values.dtype), pa.py_buffer(values)
-    out = pa.Array.from_buffers(own, len(values), [validity, data], null_count=nulls)
+    out = _from_buffers(own, len(values), mask, data)
     return out if arrow_type is None or arrow_type == own else out.cast(arrow_type)
 
 
@@ -109,8 +103,12 @@ def _list_parts(values: list, large: bool = False) -> tuple[pa.Array, list, pa.A
     return numpy_array(np.array(offsets, dtype=np.int64 if large else np.int32)), items, _null_mask(values)
 
 
+def _is_none(values: list) -> np.ndarray:
+    return np.fromiter((v is None for v in values), dtype=bool, count=len(values))
+
+
 def _null_mask(values: list) -> pa.Array:
-    return numpy_array(np.fromiter((v is None for v in values), dtype=bool, count=len(values)))
+    return numpy_array(_is_none(values))
 
 
 def _flat_by_polars(pl, values: list, arrow_type: pa.DataType) -> pa.Array:
@@ -121,8 +119,7 @@ def _flat_by_polars(pl, values: list, arrow_type: pa.DataType) -> pa.Array:
 def _flat_by_numpy(values: list, arrow_type: pa.DataType) -> pa.Array:
     """Numbers, booleans and text from values of exactly their Python kind (``bool`` is not
     taken for a number, nor a number for text), None as null; TypeError for anything else."""
-    mask = np.fromiter((v is None for v in values), dtype=bool, count=len(values))
-    nulls = mask if mask.any() else None
+    mask = _is_none(values)
     if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
         _require(values, (str,))
         data = [b"" if v is None else v.encode() for v in values]
@@ -132,16 +129,16 @@ def _flat_by_numpy(values: list, arrow_type: pa.DataType) -> pa.Array:
             if len(values) and ends[-1] >= 2 ** 31:
                 raise OverflowError("too much text for a string array")
             offsets = offsets.astype(np.int32)
-        return _from_buffers(arrow_type, nulls, mask, pa.py_buffer(offsets), pa.py_buffer(b"".join(data)))
+        return _from_buffers(arrow_type, len(values), mask, pa.py_buffer(offsets), pa.py_buffer(b"".join(data)))
     if pa.types.is_decimal128(arrow_type) and arrow_type.scale == 0:  # HUGEINT columns
         _require(values, (int,))
         if any(v is not None and abs(v) >= 10 ** arrow_type.precision for v in values):
             raise OverflowError("an integer beyond the decimal's precision")  # pa.array says so
         data = b"".join((v or 0).to_bytes(16, "little", signed=True) for v in values)
-        return _from_buffers(arrow_type, nulls, mask, pa.py_buffer(data))
+        return _from_buffers(arrow_type, len(values), mask, pa.py_buffer(data))
     if pa.types.is_boolean(arrow_type):
         _require(values, (bool,))
-        return numpy_array(np.array([v is True for v in values], dtype=bool), mask=nulls)
+        return numpy_array(np.array([v is True for v in values], dtype=bool), mask=mask)
     dtype = _NUMPY_DTYPES.get(arrow_type)
     if dtype is None:
         raise TypeError(f"no numpy builder for {arrow_type}")
@@ -152,13 +149,15 @@ def _flat_by_numpy(values: list, arrow_type: pa.DataType) -> pa.Array:
             raise OverflowError("an integer the float type cannot hold exactly")  # pa.array says so
     else:
         _require(values, (int,))
-    return numpy_array(np.array([0 if v is None else v for v in values], dtype=dtype), mask=nulls)
+    return numpy_array(np.array([0 if v is None else v for v in values], dtype=dtype), mask=mask)
 
 
-def _from_buffers(arrow_type: pa.DataType, nulls: np.ndarray | None, mask: np.ndarray, *buffers) -> pa.Array:
-    validity = None if nulls is None else pa.py_buffer(np.packbits(~mask, bitorder="little"))
-    return pa.Array.from_buffers(arrow_type, len(mask), [validity, *buffers],
-                                 null_count=int(np.count_nonzero(mask)))
+def _from_buffers(arrow_type: pa.DataType, length: int, mask: np.ndarray | None, *buffers) -> pa.Array:
+    """An array of ``length`` values from its data ``buffers``, null where ``mask`` is true
+    (no validity bitmap when nothing is null)."""
+    nulls = 0 if mask is None else int(np.count_nonzero(mask))
+    validity = pa.py_buffer(np.packbits(~np.asarray(mask, dtype=bool), bitorder="little")) if nulls else None
+    return pa.Array.from_buffers(arrow_type, length, [validity, *buffers], null_count=nulls)
 
 
 def _require(values: list, kinds: tuple[type, ...]) -> None:

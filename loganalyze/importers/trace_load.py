@@ -100,22 +100,23 @@ def load_events(ctx: IngestContext, ws: Workspace, prefix: tc.Prefix, flavour: s
     return _load_stream(ctx, ws, prefix, flavour)
 
 
-def drop_events(con) -> None:
-    """Drop ``_ev``: a table, or a view over the parts read at the same time (dropped too)."""
-    kinds = dict(con.execute(
+def _event_tables(con) -> dict[str, str]:
+    """``_ev`` and its parts in the current schema: name -> ``VIEW`` or ``BASE TABLE``."""
+    return dict(con.execute(
         """SELECT table_name, table_type FROM information_schema.tables
             WHERE table_catalog = current_database() AND table_schema = current_schema()
               AND (table_name = '_ev' OR starts_with(table_name, '_ev_part'))""").fetchall())
-    for name, kind in sorted(kinds.items()):  # _ev (a view over the parts) first
+
+
+def drop_events(con) -> None:
+    """Drop ``_ev``: a table, or a view over the parts read at the same time (dropped too)."""
+    for name, kind in sorted(_event_tables(con).items()):  # _ev (a view over the parts) first
         con.execute(f"DROP {'VIEW' if kind == 'VIEW' else 'TABLE'} {name}")
 
 
 def events_as_table(con) -> None:
     """Make ``_ev`` one table when it is a view over parts (before it is updated: rarely)."""
-    is_view = con.execute(
-        """SELECT count(*) FROM information_schema.tables WHERE table_catalog = current_database()
-           AND table_schema = current_schema() AND table_name = '_ev' AND table_type = 'VIEW'""").fetchall()[0][0]
-    if is_view:
+    if _event_tables(con).get("_ev") == "VIEW":
         con.execute("CREATE TABLE _ev_all AS SELECT * FROM _ev ORDER BY r")
         drop_events(con)
         con.execute("ALTER TABLE _ev_all RENAME TO _ev")

@@ -13,7 +13,7 @@ ROLE_CODES = {"op": 1, "launch": 2, "kernel": 3, "memcpy": 4, "memset": 5}
 
 class NestingSteps:
     """Mixed into :class:`~loganalyze.importers.trace_spans.SpanEngine` (uses its ``con``,
-    ``m``, ``stats``, ``_col`` and ``_by_row``)."""
+    ``m``, ``stats`` and ``_by_row``)."""
 
     def _spans(self, dur, async_op) -> dict:
         """Every span (X, matched B, async operators), sorted by thread, start, longer

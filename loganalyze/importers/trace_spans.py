@@ -57,7 +57,8 @@ class SpanEngine(MatchingSteps, NestingSteps, TableSteps):
         self._find_duplicates()
         self.event_no = self._by_row("event_no")
         skip = np.zeros(m, dtype=bool)
-        skip[self._col("SELECT r FROM _ev WHERE problem IS NOT NULL", np.int64)] = True
+        problems = self.con.execute("SELECT r FROM _ev WHERE problem IS NOT NULL").fetchnumpy()["r"]
+        skip[np.asarray(problems, dtype=np.int64)] = True
         dur = np.full(m, np.iinfo(np.int64).min, dtype=np.int64)  # min = unknown
         end_r = np.full(m, -1, dtype=np.int64)
         async_op = np.zeros(m, dtype=bool)
@@ -77,21 +78,14 @@ class SpanEngine(MatchingSteps, NestingSteps, TableSteps):
             self.__dict__.pop(name, None)
         self._derived()
 
-    def _by_row(self, column: str, missing: int = -1) -> np.ndarray:
-        """An int64 column of ``_ev`` as an array indexed by the row number ``r`` (``missing``
-        where it is NULL): placed by ``r``, not sorted by it (``_ev`` may be a view over
-        parts, whose ORDER BY r is a sort)."""
-        out = np.full(self.m, missing, dtype=np.int64)
+    def _by_row(self, column: str) -> np.ndarray:
+        """An int64 column of ``_ev`` as an array indexed by the row number ``r`` (-1 where it
+        is NULL): placed by ``r``, not sorted by it (``_ev`` may be a view over parts, whose
+        ORDER BY r is a sort)."""
+        out = np.full(self.m, -1, dtype=np.int64)
         d = self.con.execute(f"SELECT r, {column} AS v FROM _ev WHERE {column} IS NOT NULL").fetchnumpy()
         out[np.asarray(d["r"], dtype=np.int64)] = np.asarray(d["v"], dtype=np.int64)
         return out
-
-    def _col(self, sql: str, dtype, params=None) -> np.ndarray:
-        arr = self.con.execute(sql, params or []).fetchnumpy()
-        col = next(iter(arr.values()))
-        if hasattr(col, "filled"):
-            col = col.filled(-1)
-        return np.asarray(col, dtype=dtype)
 
     # ------------------------------------------------------------------ _ev
     def _check_ev(self) -> None:
