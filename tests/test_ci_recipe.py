@@ -96,5 +96,4 @@ def test_ci_script_usage_and_workflow():
 def test_workflow_is_valid_yaml():
     yaml = pytest.importorskip("yaml")
     doc = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
-    doc = yaml.safe_load(text)
     assert "profile-check" in doc["jobs"]
