@@ -31,6 +31,15 @@ SOURCE_COLUMNS = [
     "warnings", "loganalyze_version", "truncated", "file_sha256", "content_bytes", "head_sha256",
 ]
 
+#: files of at least this many bytes (decompressed) are committed without merging partly
+#: filled row groups (:func:`loganalyze.store.row_group_merges`): they add many full row
+#: groups per table, and the next commit of a smaller file merges what they leave
+UNMERGED_MIN_BYTES = 64 << 20
+
+
+def _content_size(file: InputFile) -> int:
+    return file.content_bytes if file.content_bytes is not None else file.size
+
 
 @dataclass
 class IngestResult:
@@ -222,7 +231,7 @@ def _ingest_with(store, file, path, importer, run_label, progress_factory, head:
     sid = store.next_source_id()
     ctx = IngestContext(con=store.con, source_id=sid, file=file,
                         progress=progress_factory(file) if progress_factory else None)
-    with store.transaction():
+    with store.transaction(merge_row_groups=bool(replaces) or _content_size(file) < UNMERGED_MIN_BYTES):
         importer.ingest(ctx)
         derive(store.con, sid)
         ctx.note_damage()

@@ -90,8 +90,11 @@ class Store:
         self.close()
 
     @contextmanager
-    def transaction(self):
-        """All or nothing: an exception or an interrupt rolls everything back."""
+    def transaction(self, merge_row_groups: bool = True):
+        """All or nothing: an exception or an interrupt rolls everything back.
+
+        ``merge_row_groups=False``: the checkpoint that follows a large COMMIT leaves the
+        partly filled row groups as they are (see :func:`row_group_merges`)."""
         self.con.execute("BEGIN TRANSACTION")
         try:
             yield self.con
@@ -101,7 +104,8 @@ class Store:
             except duckdb_engine().Error:  # already ended: an interrupt during COMMIT
                 pass
             raise
-        self.con.execute("COMMIT")
+        with row_group_merges(self.con, merge_row_groups):
+            self.con.execute("COMMIT")
 
     def next_source_id(self) -> int:
         return self.con.execute("SELECT nextval('source_ids')").fetchone()[0]
@@ -114,6 +118,31 @@ class Store:
 
     def has_size(self, size: int) -> bool:
         return bool(self.con.execute("SELECT count(*) FROM sources WHERE size_bytes = ?", [size]).fetchone()[0])
+
+
+@contextmanager
+def row_group_merges(con, enabled: bool):
+    """Inside the block, checkpoints merge partly filled row groups only when ``enabled``.
+
+    A parallel insert leaves each thread's last row group partly filled, and the checkpoint
+    after a large COMMIT merges them (DuckDB's vacuum), decompressing and compressing them
+    again on one core: 0.3-0.4 s of the 500 MB trace ingest (docs/benchmarks.md, eleventh
+    session).  Left unmerged, they are merged by the next checkpoint that does merge (any
+    commit outside such a block).  The setting is the database instance's."""
+    if enabled:
+        yield
+        return
+    current = con.execute("SELECT current_setting('max_vacuum_tasks')").fetchall()[0][0]
+    con.execute("SET max_vacuum_tasks = 0")
+    try:
+        yield
+    except BaseException:
+        try:
+            con.execute(f"SET max_vacuum_tasks = {int(current)}")
+        except duckdb_engine().Error:  # an interrupt during COMMIT: its error is the one to see
+            pass
+        raise
+    con.execute(f"SET max_vacuum_tasks = {int(current)}")
 
 
 def finish_results(con) -> None:

@@ -579,3 +579,45 @@ def test_directory_expansion_leaves_database_files_out(tmp_path, ingest_files):
     again = ingest_files([logs], db=str(db))
     assert [r.status for r in first] == ["ingested"]
     assert [r.status for r in again] == ["duplicate"]
+
+
+# --------------------------------------------------------------------------- commits
+def _row_groups(con, table):
+    return con.execute(f"SELECT count(DISTINCT row_group_id) FROM pragma_storage_info('{table}')").fetchall()[0][0]
+
+
+def _three_commits(path, merge):
+    with Store(path) as st:
+        st.con.execute("SET checkpoint_threshold = '1B'")  # every COMMIT checkpoints
+        st.con.execute("CREATE TABLE t (a BIGINT)")
+        for k in range(3):
+            with st.transaction(merge_row_groups=merge):
+                st.con.execute(f"INSERT INTO t SELECT range FROM range({k * 1000}, {(k + 1) * 1000})")
+        assert st.con.execute("SELECT current_setting('max_vacuum_tasks')").fetchall()[0][0] == 100
+        return _row_groups(st.con, "t")
+
+
+def test_a_commit_without_merges_leaves_row_groups_and_restores_the_setting(tmp_path):
+    assert _three_commits(tmp_path / "a.duckdb", False) == 3 > _three_commits(tmp_path / "b.duckdb", True)
+
+
+def _ingest_three(path, logs):
+    from loganalyze import ingest
+
+    with Store(path) as st:
+        st.con.execute("SET checkpoint_threshold = '1B'")
+        for log in logs:
+            assert [r.status for r in ingest.ingest_paths(st, [str(log)])] == ["ingested"]
+        assert st.con.execute("SELECT current_setting('max_vacuum_tasks')").fetchall()[0][0] == 100
+        return _row_groups(st.con, "sources")
+
+
+def test_large_files_are_committed_without_merging_row_groups(tmp_path, monkeypatch):
+    """A file of UNMERGED_MIN_BYTES or more leaves its partly filled row groups (here: one
+    row of ``sources`` per file) to a later checkpoint."""
+    from loganalyze import ingest
+
+    logs = [write(tmp_path, f"{k}.log", [HDR, RT, CONV.replace("mb2", f"mb{k + 2}") + ",1.5"]) for k in range(3)]
+    merged = _ingest_three(tmp_path / "a.duckdb", logs)
+    monkeypatch.setattr(ingest, "UNMERGED_MIN_BYTES", 1)
+    assert _ingest_three(tmp_path / "b.duckdb", logs) > merged
