@@ -132,17 +132,25 @@ def row_group_merges(con, enabled: bool):
     if enabled:
         yield
         return
-    current = con.execute("SELECT current_setting('max_vacuum_tasks')").fetchall()[0][0]
-    con.execute("SET max_vacuum_tasks = 0")
+    with temporary_setting(con, "max_vacuum_tasks", 0):
+        yield
+
+
+@contextmanager
+def temporary_setting(con, name: str, value):
+    """DuckDB's setting ``name`` (a number or a boolean; the database instance's: every
+    connection sees it) set to ``value`` inside the block, then restored."""
+    current = con.execute(f"SELECT current_setting('{name}')").fetchall()[0][0]
+    con.execute(f"SET {name} = {value}")
     try:
         yield
     except BaseException:
         try:
-            con.execute(f"SET max_vacuum_tasks = {int(current)}")
+            con.execute(f"SET {name} = {current}")
         except duckdb_engine().Error:  # an interrupt during COMMIT: its error is the one to see
             pass
         raise
-    con.execute(f"SET max_vacuum_tasks = {int(current)}")
+    con.execute(f"SET {name} = {current}")
 
 
 def finish_results(con) -> None:

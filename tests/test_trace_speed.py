@@ -218,7 +218,7 @@ def test_split_read_gives_the_rows_of_one_read(tmp_path, small_trace, monkeypatc
 def test_parts_updated_after_the_read_give_the_rows_of_one_read(tmp_path, monkeypatch, change):
     """Two changes to the events read, in parts: duplicates found across parts, and roles
     made again when the categories past the first bytes change the flavour (generic ->
-    Kineto).  Each updates the events, which the parts give as one view until then."""
+    Kineto).  Each updates the events, in each part."""
     from loganalyze.importers import trace_json, trace_load, trace_matching, trace_spans, trace_stage
 
     later = "cpu_op" if change == "flavour" else "user"
@@ -232,25 +232,44 @@ def test_parts_updated_after_the_read_give_the_rows_of_one_read(tmp_path, monkey
     path.write_text(json.dumps(events))
     monkeypatch.setattr(trace_json, "head_categories",
                         lambda file, prefix: trace_stage.head_categories(file, prefix, limit=4096))
-    made_tables = []
+    updated = []
 
-    def spying(con):
-        made_tables.append(con.execute("SELECT table_type FROM information_schema.tables "
-                                       "WHERE table_name = '_ev'").fetchall())
-        return trace_load.events_as_table(con)
+    def spying(con, update_sql):
+        updated.append([table for table, _ in trace_load.event_parts(con)])
+        return trace_load.update_events(con, update_sql)
 
-    monkeypatch.setattr(trace_matching, "events_as_table", spying)
-    monkeypatch.setattr(trace_spans, "events_as_table", spying)
+    monkeypatch.setattr(trace_matching, "update_events", spying)
+    monkeypatch.setattr(trace_spans, "update_events", spying)
     whole, reads = _ingest_rows(path, monkeypatch, None)
-    assert reads == [1] and made_tables == [[("BASE TABLE",)]]
+    assert reads == [1] and updated == [["_ev"]]
     parts, reads = _ingest_rows(path, monkeypatch, 64 << 10)
-    assert reads == [4] and made_tables[1:] == [[("VIEW",)]]
+    assert reads == [4] and updated[1:] == [[f"_ev_part{k}" for k in range(4)]]
     assert parts == whole
     if change == "duplicates":
         assert [r[:2] for r in whole["skipped_lines"]] == [(1200, "duplicate of event 3"),
                                                            (1201, "duplicate of event 900")]
     else:
         assert [r[1] for r in whole["trace_files"]] == ["kineto"]  # the flavour, seen past the head
+
+
+def test_computed_columns_out_of_step_with_the_parts_stop_the_ingest(tmp_path, small_trace, monkeypatch):
+    """The computed columns are placed next to each part's rows by position: were a part's
+    rows counted wrong, the copy stops (nothing stored) instead of pairing rows wrongly."""
+    from loganalyze.importers import trace_load, trace_stage, trace_tables
+
+    path, _ = small_trace
+
+    def miscounted(con):
+        parts = trace_load.event_parts(con)
+        return [(parts[0][0], parts[0][1] - 1)] + parts[1:]
+
+    monkeypatch.setattr(trace_tables, "event_parts", miscounted)
+    monkeypatch.setattr(trace_stage, "PART_MIN_BYTES", 64 << 10)
+    monkeypatch.setattr(trace_stage, "usable_cores", lambda: 4)
+    with Store(":memory:") as store:
+        res = ingest_file(store, str(path))
+        assert res.status == "error" and "trace rows out of step" in res.message
+        assert store.con.execute("SELECT count(*) FROM sources").fetchall() == [(0,)]
 
 
 def test_a_cut_inside_an_event_is_read_again_whole(tmp_path, monkeypatch):

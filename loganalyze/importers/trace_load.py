@@ -114,12 +114,31 @@ def drop_events(con) -> None:
         con.execute(f"DROP {'VIEW' if kind == 'VIEW' else 'TABLE'} {name}")
 
 
-def events_as_table(con) -> None:
-    """Make ``_ev`` one table when it is a view over parts (before it is updated: rarely)."""
-    if _event_tables(con).get("_ev") == "VIEW":
-        con.execute("CREATE TABLE _ev_all AS SELECT * FROM _ev ORDER BY r")
-        drop_events(con)
-        con.execute("ALTER TABLE _ev_all RENAME TO _ev")
+def event_parts(con) -> list[tuple[str, int]]:
+    """The tables ``_ev`` is made of, in order, and their row counts: its parts when it is a
+    view over them, else ``_ev`` itself."""
+    tables = _event_tables(con)
+    if tables.get("_ev") == "VIEW":
+        names = sorted((n for n in tables if n != "_ev"), key=lambda n: int(n[len("_ev_part"):]))
+    else:
+        names = ["_ev"]
+    return [(name, con.execute(f"SELECT count(*) FROM {name}").fetchall()[0][0]) for name in names]
+
+
+def renumbered_sql(table: str, offset: int) -> str:
+    """The rows of one part of ``_ev`` as ``_ev`` gives them: row and event numbers after those
+    of the parts before it (``offset`` rows)."""
+    return f"SELECT * REPLACE (r + {offset} AS r, event_no + {offset} AS event_no) FROM {table}"
+
+
+def update_events(con, update_sql) -> None:
+    """Update each table ``_ev`` is made of (rarely: duplicates, roles made again) with
+    ``update_sql(table, offset)``, the UPDATE of ``table``, whose rows are numbered
+    ``r + offset`` in ``_ev``."""
+    offset = 0
+    for table, n in event_parts(con):
+        con.execute(update_sql(table, offset))
+        offset += n
 
 
 def _load_duckdb(ctx: IngestContext, ws: Workspace, prefix: tc.Prefix,
@@ -199,7 +218,7 @@ def _read_arrays(ws: Workspace, paths: list[str], flavour: str) -> None:
         return
     selects, offset = [], 0
     for table in tables:
-        selects.append(f"SELECT * REPLACE (r + {offset} AS r, event_no + {offset} AS event_no) FROM {table}")
+        selects.append(renumbered_sql(table, offset))
         offset += con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
     con.execute(f"CREATE VIEW _ev AS {' UNION ALL '.join(selects)}")
 

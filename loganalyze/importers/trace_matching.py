@@ -12,7 +12,7 @@ import pyarrow as pa
 from ..grammars import trace_event as te
 from .arrow_arrays import arrow_array
 from .base import create_arrow_table
-from .trace_load import events_as_table
+from .trace_load import update_events
 
 
 @dataclass
@@ -72,8 +72,7 @@ class MatchingSteps:
         tbl = pa.table({"r": arrow_array([r[0] for r in rows], pa.int64()),
                         "p": arrow_array([f"duplicate of event {r[2]}" for r in rows], pa.string())})
         create_arrow_table(con, "_dups", tbl)
-        events_as_table(con)
-        con.execute("UPDATE _ev SET problem = _dups.p FROM _dups WHERE _ev.r = _dups.r")
+        update_events(con, lambda t, offset: f"UPDATE {t} SET problem = _dups.p FROM _dups WHERE {t}.r + {offset} = _dups.r")
         con.execute("DROP TABLE _dups")
 
     # ------------------------------------------------------------------ matching

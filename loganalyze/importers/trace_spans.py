@@ -9,7 +9,7 @@ import numpy as np
 
 from ..grammars import trace_event as te
 from .base import IngestContext
-from .trace_load import events_as_table
+from .trace_load import update_events
 from .trace_matching import MatchingSteps, SpanStats
 from .trace_nesting import NestingSteps
 from .trace_tables import TableSteps
@@ -99,8 +99,8 @@ class SpanEngine(MatchingSteps, NestingSteps, TableSteps):
             flavour = te.detect_flavour(self.keys, cats)
             if flavour != self.flavour:
                 self.flavour = flavour
-                events_as_table(con)
-                con.execute(f"UPDATE _ev SET role = {te.role_sql(flavour)} WHERE ph IN ('X', 'B')")
+                role = te.role_sql(flavour)
+                update_events(con, lambda t, _offset: f"UPDATE {t} SET role = {role} WHERE ph IN ('X', 'B')")
         if self.check_precision:
             lim = te.EXACT_FRACTIONAL_US_LIMIT
             bad = con.execute(

@@ -10,6 +10,7 @@ from ..grammars import trace_event as te
 from ..grammars.cuda_api import base_api_name_sql
 from .arrow_arrays import arrow_array, numpy_array
 from .base import IngestContext, RowBuffer, create_arrow_table, sql_string
+from .trace_load import event_parts, renumbered_sql
 from .trace_matching import SpanStats
 
 
@@ -18,7 +19,8 @@ class TableSteps:
     ``ws``, ``sid``, ``m``, ``event_no``, ``_op_rows`` and the nesting results)."""
 
     def _insert(self, arrays: dict) -> None:
-        """``_res`` (the computed columns of every row of ``_ev``) and the ``_evx`` view.
+        """``_res<k>`` (the computed columns of the rows of each table ``_ev`` is made of) and
+        the ``_evx`` view.
         ``arrays`` (skip, dur, end_r, async_op, parent, depth, self_ns, gpu_self, gpu_total,
         launch_r, op_r, bound: one entry per row) is emptied as its columns are converted."""
         m = self.m
@@ -62,27 +64,30 @@ class TableSteps:
         res = pa.table(dict(columns))
         del columns
         con = self.con
-        create_arrow_table(con, "_res", res)
         create_arrow_table(con, "_bound", bound_table)
-        del res, bound_table
-        # a view (not a copy) the store reads once per table, joined on the row number r: a
-        # hash join runs on every core where a POSITIONAL JOIN reads on one (the trace_events
-        # insert of a 500 MB trace took 5.0 s that way, 2.8 s joined).  The filter, always
-        # true, makes _res the smaller side in DuckDB's estimate, so the hash table holds the
-        # narrow computed columns and _ev (args and all) streams past it.  Rows are stored in
-        # the order the threads finish, not in file order: readers order by event_no.
+        del bound_table
+        # each table _ev is made of next to its rows of the computed columns (POSITIONAL
+        # JOIN: both in r order), the parts one after another (UNION ALL).  With insertion
+        # order not kept (Workspace.publish) DuckDB reads the parts on their own threads: a
+        # hash join on r took 1.3-1.6 CPU-s more on a 500 MB trace.  A row out of step
+        # stops the copy.  Rows are stored as the threads finish: readers order by event_no.
         q = self.ws.qualified
-        con.execute(
-            f"""CREATE OR REPLACE VIEW _evx AS
-            SELECT CAST({int(self.sid)} AS INTEGER) AS source_id, e.event_no, e.ph,
-                   CASE WHEN x.x_async_op THEN 'op' ELSE e.role END AS role, e.cat, e.name, e.pid, e.tid,
-                   e.ts_ns, coalesce(e.dur_ns, x.x_dur) AS dur_ns, e.ts_ns + coalesce(e.dur_ns, x.x_dur) AS end_ns,
-                   x.x_depth AS depth, x.x_parent AS parent, x.x_self AS self_ns, x.x_end_event AS end_event,
-                   e.id, e.bp, e.scope, e.correlation, e.external_id, x.x_launch AS launch_event,
-                   x.x_op AS op_event, x.x_gpu_self AS gpu_self_ns, x.x_gpu_total AS gpu_total_ns, e.args
-            FROM {q}._ev e JOIN (SELECT * FROM {q}._res WHERE x_r >= 0) x ON e.r = x.x_r
-            WHERE e.problem IS NULL AND NOT x.x_skip"""
-        )
+        selects, offset = [], 0
+        for k, (table, n) in enumerate(event_parts(con)):
+            create_arrow_table(con, f"_res{k}", res.slice(offset, n))
+            selects.append(
+                f"""SELECT CAST({int(self.sid)} AS INTEGER) AS source_id, e.event_no, e.ph,
+                       CASE WHEN x.x_async_op THEN 'op' ELSE e.role END AS role, e.cat, e.name, e.pid, e.tid,
+                       e.ts_ns, coalesce(e.dur_ns, x.x_dur) AS dur_ns, e.ts_ns + coalesce(e.dur_ns, x.x_dur) AS end_ns,
+                       x.x_depth AS depth, x.x_parent AS parent, x.x_self AS self_ns, x.x_end_event AS end_event,
+                       e.id, e.bp, e.scope, e.correlation, e.external_id, x.x_launch AS launch_event,
+                       x.x_op AS op_event, x.x_gpu_self AS gpu_self_ns, x.x_gpu_total AS gpu_total_ns, e.args
+                FROM ({renumbered_sql(f"{q}.{table}", offset)}) e POSITIONAL JOIN {q}._res{k} x
+                WHERE e.problem IS NULL
+                  AND CASE WHEN e.r = x.x_r THEN NOT x.x_skip ELSE error('trace rows out of step') END""")
+            offset += n
+        del res
+        con.execute(f"CREATE OR REPLACE VIEW _evx AS {' UNION ALL '.join(selects)}")
         self.ws.transfer("SELECT * FROM {ws}._evx", "trace_events")
 
     def _derived(self) -> None:

@@ -7,6 +7,7 @@ from contextlib import ExitStack
 
 from .. import tempfiles
 from ..memory_limit import lowered_memory_limit
+from ..store import temporary_setting
 from .base import IngestContext
 
 #: DuckDB's memory while a trace file is processed into a database file: this share of the
@@ -68,9 +69,12 @@ class Workspace:
         self._pending.append((table, select_sql, names))
 
     def publish(self) -> None:
+        """Run the queued inserts, without keeping the rows in the order read (their
+        sources are read on several threads at once; readers order by row or event number)."""
         main = self.ctx.con
-        for table, sql, names in self._pending:
-            main.execute(f"INSERT INTO {table} BY NAME {sql.format(ws=self.qualified, **names)}")
+        with temporary_setting(main, "preserve_insertion_order", False):
+            for table, sql, names in self._pending:
+                main.execute(f"INSERT INTO {table} BY NAME {sql.format(ws=self.qualified, **names)}")
         self._pending.clear()
 
     def close(self) -> None:
