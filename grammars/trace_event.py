@@ -173,14 +173,16 @@ def us_text_to_ns_sql(col: str) -> str:
     its digits without the dot, times 10 for each fraction digit short of ``_NS_DIGITS``
     (the same value as the decimal rule, at about a third of its cost)."""
     scale = "[" + ", ".join(str(10 ** k) for k in range(_NS_DIGITS, -1, -1)) + "]"
-    # DECIMAL(28,10) holds up to 10^18 us (far beyond BIGINT ns), so that the product
-    # (DECIMAL(38,10)) cannot overflow: a larger text (``"ts": "1e26"``) is NULL, not an error
-    decimal = f"try_cast({col} AS DECIMAL(28,10))"
+    # the cast to whole ns of a us rounds once, half away from zero, on every digit written
+    # (a cast to more fraction digits first, then a round, rounded twice: 0.00049999999999 us
+    # was 1 ns).  DECIMAL(28,3) holds up to 10^25 us (far beyond BIGINT ns), so that the
+    # product (DECIMAL(32,3)) cannot overflow: a larger text (``"ts": "1e26"``) is NULL
+    decimal = f"try_cast({col} AS DECIMAL(28,{_NS_DIGITS}))"
     return (f"CASE WHEN {col} IS NULL THEN NULL "
             f"WHEN {is_fractional_sql(col)} THEN CASE "
             f"WHEN regexp_full_match({col}, '{SHORT_FRACTION_PATTERN}') "
             f"THEN CAST(replace({col}, '.', '') AS BIGINT) * {scale}[strlen({col}) - strpos({col}, '.') + 1] "
-            f"ELSE try_cast(round({decimal} * {NS_PER_US}) AS BIGINT) END "
+            f"ELSE try_cast({decimal} * {NS_PER_US} AS BIGINT) END "
             f"ELSE try_cast(try_cast({col} AS HUGEINT) * {NS_PER_US} AS BIGINT) END")
 
 

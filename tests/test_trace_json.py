@@ -121,11 +121,33 @@ def test_short_fractions_read_as_the_decimal_rule(texts):
     con.executemany("INSERT INTO t VALUES (?)", [[x] for x in texts])
     # (values of 10^16 us or more are NULL before the multiplication, which would overflow)
     decimal_rule = ("CASE WHEN contains(x, '.') OR contains(x, 'e') OR contains(x, 'E') "
-                    "THEN try_cast(round(CASE WHEN abs(try_cast(x AS DECIMAL(38,10))) < 1e16 "
-                    "THEN try_cast(x AS DECIMAL(38,10)) END * 1000) AS BIGINT) "
+                    "THEN try_cast(CASE WHEN abs(try_cast(x AS DECIMAL(38,3))) < 1e16 "
+                    "THEN try_cast(x AS DECIMAL(38,3)) END * 1000 AS BIGINT) "
                     "ELSE try_cast(try_cast(x AS HUGEINT) * 1000 AS BIGINT) END")
     got = con.execute(f"SELECT x, {te.us_text_to_ns_sql('x')}, {decimal_rule} FROM t").fetchall()
     assert [(x, a) for x, a, _ in got] == [(x, b) for x, _, b in got]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.builds(lambda sign, whole, frac: f"{sign}{whole}.{frac}", st.sampled_from(["", "-"]),
+                          st.integers(0, 10 ** 15).map(str), st.text("0123456789", min_size=1, max_size=30)),
+                min_size=1, max_size=40))
+@example(["0.00049999999999", "0.0005", "-0.0005", "1.00049999999999999999999", "2.4995000000001"])
+def test_long_fractions_round_once_half_away_from_zero(texts):
+    """Fractions of any length: the ns are the exact decimal value times 1000, rounded once,
+    half away from zero (Python's decimal module as the reference)."""
+    from decimal import ROUND_HALF_UP, Decimal
+
+    import duckdb
+
+    from grammars import trace_event as te
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t (x VARCHAR)")
+    con.executemany("INSERT INTO t VALUES (?)", [[x] for x in texts])
+    got = con.execute(f"SELECT x, {te.us_text_to_ns_sql('x')} FROM t").fetchall()
+    want = [(x, int((Decimal(x) * 1000).to_integral_value(ROUND_HALF_UP))) for x in texts]
+    assert got == want
 
 
 def test_time_text_beyond_bigint_is_skipped_not_an_error(tmp_path, ingest_files, query):
