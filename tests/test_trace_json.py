@@ -356,6 +356,23 @@ def test_kineto_gpu_sample(ingest_files, query):
     assert query("SELECT DISTINCT step FROM trace_ops ORDER BY 1") == [("ProfilerStep#1",), ("ProfilerStep#2",)]
 
 
+def test_flow_ends_at_the_same_time_go_by_file_order(tmp_path, ingest_files, query):
+    """The earliest start of a flow starts it and the latest end ends it; at the same time,
+    the first start in the file and the last end (negative times too)."""
+    def flow(ph, ts, name, fid=7):
+        return {"ph": ph, "cat": "ac2g", "name": name, "pid": 1, "tid": 1, "ts": ts, "id": fid}
+
+    events = [{"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": 1, "ts": -100, "dur": 300},
+              flow("s", 20, "late"), flow("s", 10, "a"), flow("s", 10, "b"), flow("t", 30, "step"),
+              flow("f", 50, "c"), flow("f", 50, "d"), flow("f", 40, "early"),
+              flow("s", -5, "n1", 8), flow("s", -5, "n2", 8), flow("f", -2, "n3", 8), flow("f", -2, "n4", 8),
+              flow("s", 10.002, "x", 9), flow("s", 10.001, "y", 9), flow("f", 10.009, "z", 9), flow("f", 10.008, "w", 9)]
+    ingest_files([write_json(tmp_path, "flows.json", events)])
+    assert query("""SELECT id, name, start_event, end_event, steps, start_ts_ns, end_ts_ns FROM trace_flows
+                    ORDER BY id""") == [("7", "late", 2, 6, 1, 10_000, 50_000), ("8", "n1", 8, 11, 0, -5_000, -2_000),
+                                        ("9", "x", 13, 14, 0, 10_001, 10_009)]
+
+
 def test_rocm_runtime_names(ingest_files, query):
     ingest_files([SAMPLES / "kineto_rocm_style.pt.trace.json.gz"])
     assert query("SELECT DISTINCT name FROM trace_events WHERE role = 'launch' ORDER BY 1") == [

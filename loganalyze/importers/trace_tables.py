@@ -109,15 +109,19 @@ class TableSteps:
         )
         ws.transfer(
             # events at the same time: the first in the file starts a flow, the last ends it
+            # (ordered by time, then event number: one HUGEINT key, ts_ns * 2^63 + event_no,
+            # cheaper than a list [ts_ns, event_no]; flow events always have a time)
             """SELECT min(source_id) AS source_id, cat, id, arg_min(name, event_no) AS name,
-                      arg_min(event_no, [ts_ns, event_no]) FILTER (WHERE ph = 's') AS start_event,
-                      arg_max(event_no, [ts_ns, event_no]) FILTER (WHERE ph = 'f') AS end_event,
+                      arg_min(event_no, k) FILTER (WHERE ph = 's') AS start_event,
+                      arg_max(event_no, k) FILTER (WHERE ph = 'f') AS end_event,
                       count(*) FILTER (WHERE ph = 't') AS steps,
                       min(ts_ns) FILTER (WHERE ph = 's') AS start_ts_ns, max(ts_ns) FILTER (WHERE ph = 'f') AS end_ts_ns,
-                      arg_min(bound_event, [ts_ns, event_no]) FILTER (WHERE ph = 's') AS from_event,
-                      arg_max(bound_event, [ts_ns, event_no]) FILTER (WHERE ph = 'f') AS to_event
-               FROM {stored} e LEFT JOIN {ws}._bound b USING (event_no)
-               WHERE ph IN ('s', 't', 'f') GROUP BY cat, id""",
+                      arg_min(bound_event, k) FILTER (WHERE ph = 's') AS from_event,
+                      arg_max(bound_event, k) FILTER (WHERE ph = 'f') AS to_event
+               FROM (SELECT *, ts_ns::HUGEINT * 9223372036854775808 + event_no AS k FROM {stored}
+                     WHERE ph IN ('s', 't', 'f')) e
+               LEFT JOIN {ws}._bound b USING (event_no)
+               GROUP BY cat, id""",
             "trace_flows", stored=stored,
         )
         # a lookup table: the names of rows skipped later do no harm (no join needed)
