@@ -169,17 +169,26 @@ def us_text_to_ns_sql(col: str) -> str:
     without a decimal detour; fractions rounded half away from zero); NULL when it is not a
     number in BIGINT range.
 
-    A short fraction (:data:`SHORT_FRACTION_PATTERN`) needs no rounding: its ns are read as
-    its digits without the dot, times 10 for each fraction digit short of ``_NS_DIGITS``
-    (the same value as the decimal rule, at about a third of its cost)."""
+    Fractions of at most ``_NS_DIGITS`` digits need no rounding.  Below
+    :data:`EXACT_FRACTIONAL_US_LIMIT` their double times 1000 is within 0.25 of the exact
+    integer ns (the double is off by at most 2^-13 us there, the product by 0.125 more), so
+    that it rounds to them: a cast to DOUBLE, the cheapest reading (0.49 against 0.85 CPU-s
+    for 2 x 2.4 M times).  Above it, a short fraction (:data:`SHORT_FRACTION_PATTERN`) is read
+    as its digits without the dot, times 10 for each fraction digit short of ``_NS_DIGITS``.
+    Both give the decimal rule's value, at a fraction of its cost."""
     scale = "[" + ", ".join(str(10 ** k) for k in range(_NS_DIGITS, -1, -1)) + "]"
     # the cast to whole ns of a us rounds once, half away from zero, on every digit written
     # (a cast to more fraction digits first, then a round, rounded twice: 0.00049999999999 us
     # was 1 ns).  DECIMAL(28,3) holds up to 10^25 us (far beyond BIGINT ns), so that the
     # product (DECIMAL(32,3)) cannot overflow: a larger text (``"ts": "1e26"``) is NULL
     decimal = f"try_cast({col} AS DECIMAL(28,{_NS_DIGITS}))"
+    as_double = f"try_cast({col} AS DOUBLE)"
     return (f"CASE WHEN {col} IS NULL THEN NULL "
             f"WHEN {is_fractional_sql(col)} THEN CASE "
+            f"WHEN NOT contains({col}, 'e') AND NOT contains({col}, 'E') "
+            f"AND strlen({col}) - strpos({col}, '.') <= {_NS_DIGITS} "
+            f"AND abs({as_double}) < {EXACT_FRACTIONAL_US_LIMIT} "
+            f"THEN CAST(round({as_double} * {NS_PER_US}) AS BIGINT) "
             f"WHEN regexp_full_match({col}, '{SHORT_FRACTION_PATTERN}') "
             f"THEN CAST(replace({col}, '.', '') AS BIGINT) * {scale}[strlen({col}) - strpos({col}, '.') + 1] "
             f"ELSE try_cast({decimal} * {NS_PER_US} AS BIGINT) END "

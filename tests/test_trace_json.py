@@ -103,13 +103,18 @@ def _number_texts():
     shaped = st.builds(lambda sign, whole, dot, frac, end: sign + whole + dot + frac + end,
                        st.sampled_from(["", "-", "+", " "]), digits, st.sampled_from([".", "", ".."]),
                        st.text("0123456789", max_size=5), st.sampled_from(["", "", "e3", "E-2", " "]))
-    return st.lists(st.one_of(shaped, st.text("0123456789.-+eE ", max_size=22)), min_size=1, max_size=60)
+    near_limit = st.builds(lambda whole, frac: f"{whole}.{frac}", st.integers(2 ** 41 - 3, 2 ** 41 + 2).map(str),
+                           st.text("0123456789", max_size=4))
+    return st.lists(st.one_of(shaped, near_limit, st.text("0123456789.-+eE _xabcdfinINFp\t", max_size=22)),
+                    min_size=1, max_size=60)
 
 
 @settings(max_examples=150, deadline=None)
 @given(_number_texts())
 @example(["999999999999999.999", "-999999999999999.", "9999999999999999.", "9223372036854775.807", ".999", "-.5",
-          "1.2345", "5.", ".", "10000000000000000000000e3", "-9999999999999999.5"])
+          "1.2345", "5.", ".", "10000000000000000000000e3", "-9999999999999999.5", "2199023255551.999",
+          "-2199023255552.001", "2199023255552.5", "1_0.5", "+.5", " 1.5", "1.5_0", "0x1.8", "inf.5", "1.5.",
+          "1.5 ", "4.999", "0.0005", "-0.0005"])
 def test_short_fractions_read_as_the_decimal_rule(texts):
     """The fast reading of short fractions gives what the decimal rule gives, on any text."""
     import duckdb
