@@ -67,15 +67,16 @@ def test_summary_imports_no_heavy_module(tmp_path, family, sample, by):
 
 def test_ingest_imports_no_pandas(tmp_path):
     """The importers build their Arrow data without ``pa.array``, which imports pandas (0.3-0.4 s
-    in a process that never uses it: ``importers/arrow_arrays.py``).  Every sample but the
-    oneDNN logs (their importer loads polars, which builds the columns then) in one process,
-    serially, so that each importer runs here."""
+    in a process that never uses it: ``importers/arrow_arrays.py``), and without the
+    ``from_arrays`` constructors, which import ``pyarrow.compute`` (45 ms).  Every sample but
+    the oneDNN logs (their importer loads polars, which builds the columns then, and casts
+    with ``pyarrow.compute``) in one process, serially, so that each importer runs here."""
     files = sorted(str(p) for p in SAMPLES.rglob("*") if p.is_file() and p.suffix != ".md"
                    and "onednn" not in p.parts)
     assert len(files) > 20
     modules = _imported(["ingest", "-q", "--jobs", "1", "--db", str(tmp_path / "i.duckdb"), *files])
     assert "loganalyze.importers.trace_tables" in modules and "loganalyze.importers.nvprof_sqlite" in modules
-    assert "pandas" not in modules and "polars" not in modules
+    assert "pandas" not in modules and "polars" not in modules and "pyarrow.compute" not in modules
 
 
 def test_read_only_database_gives_the_whole_duckdb_api(tmp_path):

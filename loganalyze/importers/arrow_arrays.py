@@ -3,8 +3,8 @@
 ``pa.array`` first asks whether its input is a pandas object, and to ask it imports pandas:
 0.3-0.4 s, once per process, in the middle of an ingest that never uses pandas (a third of
 a small file's whole ingest; ~3% of a 500 MB trace's, on one core while the other waits).
-The builders here give the same arrays from pyarrow's own pieces (``Array.from_buffers``,
-``ListArray.from_arrays``, ...):
+The builders here give the same arrays from pyarrow's own pieces (``Array.from_buffers``:
+its ``from_arrays`` constructors import ``pyarrow.compute`` for a null mask, 45 ms):
 
 - :func:`numpy_array`: a 1-D numpy array of numbers or booleans, with an optional null
   mask; the numbers are not copied.
@@ -74,14 +74,16 @@ def _assemble(flat, values: list, arrow_type: pa.DataType) -> pa.Array:
     """Nested columns put together by pyarrow from children built by ``flat``."""
     if pa.types.is_map(arrow_type):  # (key, value) pairs or dicts, as pa.array takes them
         pairs = [None if v is None else list(v.items() if isinstance(v, dict) else v) for v in values]
-        offsets, items, mask = _list_parts(pairs)
+        offsets, items = _list_parts(pairs)
         keys = _assemble(flat, [k for k, _ in items], arrow_type.key_type)
         vals = _assemble(flat, [x for _, x in items], arrow_type.item_type)
-        return pa.MapArray.from_arrays(offsets, keys, vals, type=arrow_type, mask=mask)
+        fields = [arrow_type.key_field, arrow_type.item_field]
+        entries = _from_buffers(pa.struct(fields), len(items), None, children=[keys, vals])
+        return _from_buffers(arrow_type, len(values), _is_none(values), offsets, children=[entries])
     if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
-        offsets, items, mask = _list_parts(values, large=pa.types.is_large_list(arrow_type))
+        offsets, items = _list_parts(values, large=pa.types.is_large_list(arrow_type))
         children = _assemble(flat, items, arrow_type.value_type)
-        return type(pa.nulls(0, arrow_type)).from_arrays(offsets, children, type=arrow_type, mask=mask)
+        return _from_buffers(arrow_type, len(values), _is_none(values), offsets, children=[children])
     if pa.types.is_struct(arrow_type):
         fields = [arrow_type.field(i) for i in range(arrow_type.num_fields)]
         children = [
@@ -89,26 +91,22 @@ def _assemble(flat, values: list, arrow_type: pa.DataType) -> pa.Array:
                              for v in values], f.type)
             for i, f in enumerate(fields)
         ]
-        return pa.StructArray.from_arrays(children, fields=fields, mask=_null_mask(values))
+        return _from_buffers(arrow_type, len(values), _is_none(values), children=children)
     return flat(values, arrow_type)
 
 
-def _list_parts(values: list, large: bool = False) -> tuple[pa.Array, list, pa.Array]:
-    """The offsets, the items one after another, and the null mask of a list column."""
+def _list_parts(values: list, large: bool = False) -> tuple[pa.Buffer, list]:
+    """The offsets buffer and the items one after another of a list column."""
     offsets, items = [0], []
     for v in values:
         if v is not None:
             items.extend(v)
         offsets.append(len(items))
-    return numpy_array(np.array(offsets, dtype=np.int64 if large else np.int32)), items, _null_mask(values)
+    return pa.py_buffer(np.array(offsets, dtype=np.int64 if large else np.int32)), items
 
 
 def _is_none(values: list) -> np.ndarray:
     return np.fromiter((v is None for v in values), dtype=bool, count=len(values))
-
-
-def _null_mask(values: list) -> pa.Array:
-    return numpy_array(_is_none(values))
 
 
 def _flat_by_polars(pl, values: list, arrow_type: pa.DataType) -> pa.Array:
@@ -152,12 +150,13 @@ def _flat_by_numpy(values: list, arrow_type: pa.DataType) -> pa.Array:
     return numpy_array(np.array([0 if v is None else v for v in values], dtype=dtype), mask=mask)
 
 
-def _from_buffers(arrow_type: pa.DataType, length: int, mask: np.ndarray | None, *buffers) -> pa.Array:
-    """An array of ``length`` values from its data ``buffers``, null where ``mask`` is true
-    (no validity bitmap when nothing is null)."""
+def _from_buffers(arrow_type: pa.DataType, length: int, mask: np.ndarray | None, *buffers,
+                  children: list | None = None) -> pa.Array:
+    """An array of ``length`` values from its data ``buffers`` (and ``children``, nested
+    types), null where ``mask`` is true (no validity bitmap when nothing is null)."""
     nulls = 0 if mask is None else int(np.count_nonzero(mask))
     validity = pa.py_buffer(np.packbits(~np.asarray(mask, dtype=bool), bitorder="little")) if nulls else None
-    return pa.Array.from_buffers(arrow_type, length, [validity, *buffers], null_count=nulls)
+    return pa.Array.from_buffers(arrow_type, length, [validity, *buffers], null_count=nulls, children=children)
 
 
 def _require(values: list, kinds: tuple[type, ...]) -> None:
