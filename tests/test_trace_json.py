@@ -96,6 +96,29 @@ def test_exact_integer_ns_for_epoch_microseconds(tmp_path, ingest_files, query):
     assert got == {"op": (1559670569099589000, 20_000), "frac": (4203669603771648, 12_345), "exp": (1_500_000, 2)}
 
 
+@pytest.mark.parametrize("ts, reader", [(4203669603771.648, "stream"), (1203669603771.648, "duckdb"),
+                                        ("2199023255552.001", "stream"), (1e26, "stream")])
+def test_fractions_beyond_double_precision_send_the_file_to_the_exact_reader(tmp_path, ingest_files, query,
+                                                                             ts, reader):
+    """DuckDB reads JSON numbers with a fraction through a double, exact below 2^41 us only:
+    a fractional time at or beyond it (or one out of range) has the file read exactly."""
+    events = [{"ph": "X", "name": "a", "cat": "cpu_op", "pid": 1, "tid": 1, "ts": 10.5, "dur": 1},
+              {"ph": "X", "name": "b", "cat": "cpu_op", "pid": 1, "tid": 1, "ts": ts, "dur": 1}]
+    ingest_files([write_json(tmp_path, "t.json", events)])
+    assert query("SELECT reader FROM trace_files") == [(reader,)]
+
+
+@pytest.mark.parametrize("reader", ["duckdb", "stream"])
+def test_a_duplicate_shows_its_times(tmp_path, ingest_files, query, monkeypatch, reader):
+    if reader == "stream":
+        monkeypatch.setenv("LOGANALYZE_TRACE_READER", "stream")
+    event = {"ph": "X", "name": "a", "cat": "cpu_op", "pid": 1, "tid": 1, "ts": 1212076228576.5, "dur": 2.25}
+    ingest_files([write_json(tmp_path, "t.json", [event, dict(event)])])
+    assert query("SELECT line_no, reason, text FROM skipped_lines") == [
+        (1, "duplicate of event 0",
+         '{"ph": "X", "name": "a", "cat": "cpu_op", "ts": 1212076228576.5, "dur": 2.25, "pid": 1, "tid": 1}')]
+
+
 def _number_texts():
     """Microsecond texts: short fractions and their neighbours (more digits, signs, spaces,
     exponents, a lone dot), and any text over the characters of numbers."""

@@ -58,16 +58,19 @@ class MatchingSteps:
                 return
         rows = con.execute(
             """WITH x AS (
-                   SELECT r, event_no, ph, name, cat, ts_text, dur_text, pid, tid,
+                   SELECT r, event_no, ph, name, cat, ts_text, dur_text, ts_ns, dur_ns, pid, tid,
                           min(event_no) OVER (PARTITION BY name, cat, pid, tid, ts_ns, dur_ns, CAST(args AS VARCHAR)) AS first
                    FROM _ev WHERE ph = 'X' AND problem IS NULL)
-               SELECT r, event_no, first, ph, name, cat, ts_text, dur_text, pid, tid FROM x
+               SELECT r, event_no, first, ph, name, cat, ts_text, dur_text, ts_ns, dur_ns, pid, tid FROM x
                WHERE event_no <> first ORDER BY event_no"""
         ).fetchall()
         if not rows:
             return
         self.stats.duplicates = len(rows)
-        for r, event_no, first, ph, name, cat, ts, dur, pid, tid in rows:
+        for r, event_no, first, ph, name, cat, ts, dur, ts_ns, dur_ns, pid, tid in rows:
+            # (the texts of rows without a problem are not kept: their times from their ns)
+            ts = te.ns_to_us_text(ts_ns) if ts is None and ts_ns is not None else ts
+            dur = te.ns_to_us_text(dur_ns) if dur is None and dur_ns is not None else dur
             self.ctx.skip(event_no, f"duplicate of event {first}", _event_text(ph, name, cat, ts, dur, pid, tid))
         tbl = pa.table({"r": arrow_array([r[0] for r in rows], pa.int64()),
                         "p": arrow_array([f"duplicate of event {r[2]}" for r in rows], pa.string())})
@@ -190,7 +193,8 @@ class OpenBegins:
 
 
 def _event_text(ph, name, cat, ts, dur, pid, tid) -> str:
-    """A skipped event shown as JSON text: the fields it had (times as written)."""
+    """A skipped event shown as JSON text: the fields it had (times as written; a duplicate's
+    as its ns in us, the texts of events without a problem not being kept)."""
     fields = {"ph": (ph, _js), "name": (name, _js), "cat": (cat, _js), "ts": (ts, str), "dur": (dur, str),
               "pid": (pid, _id_text), "tid": (tid, _id_text)}
     return "{" + ", ".join(f'"{k}": {show(v)}' for k, (v, show) in fields.items()
