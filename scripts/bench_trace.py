@@ -431,7 +431,7 @@ def main() -> None:
                     help="whole epoch microseconds (Kineto before PyTorch 2.2) or three decimals (since)")
     ap.add_argument("--workdir", default=str(REPO / "bench-data"))
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--rounds", type=int, default=2, help="alternating json.load / ingest rounds (best kept)")
+    ap.add_argument("--rounds", type=int, default=3, help="alternating json.load / ingest rounds (best kept; single rounds spread widely on a shared host)")
     ap.add_argument("--hta", action="store_true", help="also time HTA where it is installed (--hta-venv)")
     ap.add_argument("--install-hta", action="store_true", help="create --hta-venv and pip-install HTA into it")
     ap.add_argument("--hta-venv", default=None, help="venv for HTA (default: WORKDIR/hta-venv)")
