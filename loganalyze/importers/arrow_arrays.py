@@ -4,7 +4,8 @@
 0.3-0.4 s, once per process, in the middle of an ingest that never uses pandas (a third of
 a small file's whole ingest; ~3% of a 500 MB trace's, on one core while the other waits).
 The builders here give the same arrays from pyarrow's own pieces (``Array.from_buffers``:
-its ``from_arrays`` constructors import ``pyarrow.compute`` for a null mask, 45 ms):
+its ``from_arrays`` constructors import ``pyarrow.compute`` for a null mask, 57 ms with what it
+pulls in):
 
 - :func:`numpy_array`: a 1-D numpy array of numbers or booleans, with an optional null
   mask; the numbers are not copied.
