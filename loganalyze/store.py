@@ -145,9 +145,12 @@ def temporary_setting(con, name: str, value):
     try:
         yield
     except BaseException:
+        # through a connection of its own: a failed statement aborted this one's transaction,
+        # where a SET fails too
         try:
-            con.execute(f"SET {name} = {current}")
-        except duckdb_engine().Error:  # an interrupt during COMMIT: its error is the one to see
+            with con.cursor() as other:
+                other.execute(f"SET {name} = {current}")
+        except duckdb_engine().Error:  # the error to see is the one raised
             pass
         raise
     con.execute(f"SET {name} = {current}")

@@ -270,6 +270,11 @@ def test_computed_columns_out_of_step_with_the_parts_stop_the_ingest(tmp_path, s
         res = ingest_file(store, str(path))
         assert res.status == "error" and "trace rows out of step" in res.message
         assert store.con.execute("SELECT count(*) FROM sources").fetchall() == [(0,)]
+        # the settings of the rows' copy are given back, after a failure too
+        assert store.con.execute("SELECT current_setting('preserve_insertion_order')").fetchall() == [(True,)]
+        monkeypatch.undo()
+        assert ingest_file(store, str(path)).status == "ingested"
+        assert store.con.execute("SELECT current_setting('preserve_insertion_order')").fetchall() == [(True,)]
 
 
 def test_a_cut_inside_an_event_is_read_again_whole(tmp_path, monkeypatch):
