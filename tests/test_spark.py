@@ -4,7 +4,9 @@ same files.  Skipped where pyspark or Java is missing; one small session for the
 (Spark starts slowly)."""
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 from decimal import Decimal
 from pathlib import Path
 
@@ -28,12 +30,17 @@ FILES = [str(SAMPLES / p) for p in (
 def spark():
     from pyspark.sql import SparkSession
 
-    session = (SparkSession.builder.master("local[2]").appName("loganalyze-tests")
-               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
-               .getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
+    with pytest.MonkeyPatch.context() as mp:
+        # the executors' Python is this one unless set (not the first python on PATH, which may
+        # lack pyarrow: the suite run as .venv/bin/python without the venv activated)
+        if "PYSPARK_PYTHON" not in os.environ:
+            mp.setenv("PYSPARK_PYTHON", sys.executable)
+        session = (SparkSession.builder.master("local[2]").appName("loganalyze-tests")
+                   .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
+                   .getOrCreate())
+        session.sparkContext.setLogLevel("ERROR")
+        yield session
+        session.stop()
 
 
 @pytest.fixture(scope="module")
