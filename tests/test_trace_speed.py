@@ -235,7 +235,7 @@ def test_parts_updated_after_the_read_give_the_rows_of_one_read(tmp_path, monkey
     updated = []
 
     def spying(con, update_sql):
-        updated.append([table for table, _ in trace_load.event_parts(con)])
+        updated.append([table for table, _, _ in trace_load.event_parts(con)])
         return trace_load.update_events(con, update_sql)
 
     monkeypatch.setattr(trace_matching, "update_events", spying)
@@ -261,7 +261,7 @@ def test_computed_columns_out_of_step_with_the_parts_stop_the_ingest(tmp_path, s
 
     def miscounted(con):
         parts = trace_load.event_parts(con)
-        return [(parts[0][0], parts[0][1] - 1)] + parts[1:]
+        return [(table, offset, n - 1 if k == 0 else n) for k, (table, offset, n) in enumerate(parts)]
 
     monkeypatch.setattr(trace_tables, "event_parts", miscounted)
     monkeypatch.setattr(trace_stage, "PART_MIN_BYTES", 64 << 10)

@@ -130,15 +130,25 @@ def drop_events(con) -> None:
         con.execute(f"DROP {'VIEW' if kind == 'VIEW' else 'TABLE'} {name}")
 
 
-def event_parts(con) -> list[tuple[str, int]]:
-    """The tables ``_ev`` is made of, in order, and their row counts: its parts when it is a
-    view over them, else ``_ev`` itself."""
+def event_parts(con) -> list[tuple[str, int, int]]:
+    """The tables ``_ev`` is made of, in order: its parts when it is a view over them, else
+    ``_ev`` itself; with the rows before each in ``_ev`` and its own rows."""
     tables = _event_tables(con)
     if tables.get("_ev") == "VIEW":
         names = sorted((n for n in tables if n != "_ev"), key=lambda n: int(n[len("_ev_part"):]))
     else:
         names = ["_ev"]
-    return [(name, con.execute(f"SELECT count(*) FROM {name}").fetchall()[0][0]) for name in names]
+    return _one_after_another(con, names)
+
+
+def _one_after_another(con, tables: list[str]) -> list[tuple[str, int, int]]:
+    """(table, rows before it, its rows) for ``tables`` put one after another."""
+    out, offset = [], 0
+    for table in tables:
+        n = con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+        out.append((table, offset, n))
+        offset += n
+    return out
 
 
 def renumbered_sql(table: str, offset: int) -> str:
@@ -151,10 +161,8 @@ def update_events(con, update_sql) -> None:
     """Update each table ``_ev`` is made of (rarely: duplicates, roles made again) with
     ``update_sql(table, offset)``, the UPDATE of ``table``, whose rows are numbered
     ``r + offset`` in ``_ev``."""
-    offset = 0
-    for table, n in event_parts(con):
+    for table, offset, _ in event_parts(con):
         con.execute(update_sql(table, offset))
-        offset += n
 
 
 def _load_duckdb(ctx: IngestContext, ws: Workspace, prefix: tc.Prefix,
@@ -232,10 +240,7 @@ def _read_arrays(ws: Workspace, paths: list[str], flavour: str) -> None:
             cur.close()
     if len(tables) == 1:
         return
-    selects, offset = [], 0
-    for table in tables:
-        selects.append(renumbered_sql(table, offset))
-        offset += con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+    selects = [renumbered_sql(table, offset) for table, offset, _ in _one_after_another(con, tables)]
     con.execute(f"CREATE VIEW _ev AS {' UNION ALL '.join(selects)}")
 
 

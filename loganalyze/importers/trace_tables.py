@@ -72,8 +72,8 @@ class TableSteps:
         # hash join on r took 1.3-1.6 CPU-s more on a 500 MB trace.  A row out of step
         # stops the copy.  Rows are stored as the threads finish: readers order by event_no.
         q = self.ws.qualified
-        selects, offset = [], 0
-        for k, (table, n) in enumerate(event_parts(con)):
+        selects = []
+        for k, (table, offset, n) in enumerate(event_parts(con)):
             create_arrow_table(con, f"_res{k}", res.slice(offset, n))
             selects.append(
                 f"""SELECT CAST({int(self.sid)} AS INTEGER) AS source_id, e.event_no, e.ph,
@@ -85,7 +85,6 @@ class TableSteps:
                 FROM ({renumbered_sql(f"{q}.{table}", offset)}) e POSITIONAL JOIN {q}._res{k} x
                 WHERE e.problem IS NULL
                   AND CASE WHEN e.r = x.x_r THEN NOT x.x_skip ELSE error('trace rows out of step') END""")
-            offset += n
         del res
         con.execute(f"CREATE OR REPLACE VIEW _evx AS {' UNION ALL '.join(selects)}")
         self.ws.transfer("SELECT * FROM {ws}._evx", "trace_events")
