@@ -6,6 +6,8 @@ import math
 import re
 from contextlib import contextmanager
 
+from .store import restored_after
+
 _SIZE_RE = re.compile(r"^\s*([\d.]+)\s*([KMGT]?i?B)\s*$")
 
 
@@ -32,15 +34,17 @@ def lowered_memory_limit(con, limit: str):
         yield
         return
     con.execute(f"SET memory_limit = '{limit}'")
-    try:
-        yield
-    finally:
+
+    def restore(c) -> None:
         # DuckDB shows the limit cut to one decimal ('18.8 GiB'): the default comes back
         # exactly with RESET, a value someone set half a shown step above what is shown (so
         # that it shows the same, and does not shrink a little at every use)
-        con.execute("RESET memory_limit")
-        if con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] != current:
-            con.execute(f"SET memory_limit = '{_as_shown(current)}'")
+        c.execute("RESET memory_limit")
+        if c.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] != current:
+            c.execute(f"SET memory_limit = '{_as_shown(current)}'")
+
+    with restored_after(con, restore):
+        yield
 
 
 def _as_shown(shown: str) -> str:

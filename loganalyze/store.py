@@ -142,18 +142,26 @@ def temporary_setting(con, name: str, value):
     connection sees it) set to ``value`` inside the block, then restored."""
     current = con.execute(f"SELECT current_setting('{name}')").fetchall()[0][0]
     con.execute(f"SET {name} = {value}")
+    with restored_after(con, lambda c: c.execute(f"SET {name} = {current}")):
+        yield
+
+
+@contextmanager
+def restored_after(con, restore):
+    """Run ``restore(connection)`` (statements that put a setting back) when the block ends,
+    however it ends.  After an exception it runs on a connection of its own: a failed
+    statement aborted ``con``'s transaction, where a SET fails too, and the error to see is
+    the one raised, not the restore's."""
     try:
         yield
     except BaseException:
-        # through a connection of its own: a failed statement aborted this one's transaction,
-        # where a SET fails too
         try:
             with con.cursor() as other:
-                other.execute(f"SET {name} = {current}")
-        except duckdb_engine().Error:  # the error to see is the one raised
+                restore(other)
+        except duckdb_engine().Error:
             pass
         raise
-    con.execute(f"SET {name} = {current}")
+    restore(con)
 
 
 def finish_results(con) -> None:

@@ -76,6 +76,19 @@ def test_lowered_limit_never_raises_and_is_restored():
         assert con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] == shown
 
 
+def test_lowered_limit_after_a_failed_statement_shows_its_error_and_is_restored():
+    """A statement that fails inside the block aborts the transaction, where the restoring
+    SET fails too: the error seen is the statement's, and the limit still comes back."""
+    con = duckdb.connect()
+    con.execute("SET memory_limit = '1GB'")
+    con.execute("BEGIN TRANSACTION")
+    with pytest.raises(duckdb.InvalidInputException, match="boom"):
+        with lowered_memory_limit(con, "100MB"):
+            con.execute("SELECT error('boom')")
+    con.execute("ROLLBACK")
+    assert _limit(con) == pytest.approx(1e9, rel=1e-3)
+
+
 def test_file_store_ingest_runs_under_the_budget_and_restores_it(tmp_path, small_trace, monkeypatch):
     seen = _spy_limit(monkeypatch)
     path, _ = small_trace
