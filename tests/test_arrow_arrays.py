@@ -39,8 +39,10 @@ def _same(values, arrow_type):
         assert got.type == want.type and got.equals(want), (values, arrow_type, got, want)
 
 
+@pytest.mark.filterwarnings("error")
 @settings(max_examples=300, deadline=None)
 @given(st.sampled_from(FLAT_TYPES), st.lists(VALUE, max_size=8))
+@example(pa.float32(), [1e300, -1e300, 3.5])  # beyond float32: inf, as pa.array, no warning
 @example(pa.float32(), [2 ** 24 + 1])
 @example(pa.float32(), [2 ** 24, -2 ** 24])
 @example(pa.float64(), [2 ** 53 + 1, 1.5])

@@ -148,7 +148,9 @@ def _flat_by_numpy(values: list, arrow_type: pa.DataType) -> pa.Array:
             raise OverflowError("an integer the float type cannot hold exactly")  # pa.array says so
     else:
         _require(values, (int,))
-    return numpy_array(np.array([0 if v is None else v for v in values], dtype=dtype), mask=mask)
+    with np.errstate(over="ignore"):  # a double beyond float32 becomes inf, as pa.array makes it
+        data = np.array([0 if v is None else v for v in values], dtype=dtype)
+    return numpy_array(data, mask=mask)
 
 
 def _from_buffers(arrow_type: pa.DataType, length: int, mask: np.ndarray | None, *buffers,
