@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from test_nsys_speed import _bench as bench_nsys
 
@@ -163,6 +163,40 @@ def test_nvprof_values_and_units():
     assert gncu.number("2,000.00") == 2000.0 and gncu.number("2.000,50") == 2000.5 and gncu.number("n/a") is None
     assert gstats.number("88,573,480") == 88573480 and gstats.canonical("Total Time (ns)") == ("total", "ns")
     assert gstats.report_from_columns(["Time (%)", "Total Time (ns)", "Num Calls", "Avg (ns)", "Name"]) == "api"
+
+
+_SUMMARY_ROW = " GPU activities:   80.00%  100.00us  {calls}  33.333us  30.000us  40.000us  gemm(float const*, int)"
+
+
+def test_a_summary_row_without_its_calls_is_not_a_row():
+    """A text summary row whose Calls cell is missing is not read as ``33`` calls of
+    ``.333us`` each (the grammar's tokens end at blanks, as the fast regex's do); found by
+    scripts/fuzz.py, where the cell values came back as parse results, an internal error."""
+    assert gnv.parse_summary_text_row(_SUMMARY_ROW.format(calls="")) is None
+    assert gnv.parse_summary_text_row(_SUMMARY_ROW.format(calls="3"))["calls"] == "3"
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(["GPU activities:", "API calls:", "80.00%", "100.00us", "3", "33.333us", ".5ms",
+                                 "1e3s", "k(int)", "", " ", ":", "%", "-"]), max_size=12))
+@example(["GPU activities:", "80.00%", "100.00us", "33.333us", ".5ms", "1e3s", "k(int)"])
+def test_the_fast_summary_regex_reads_every_row_the_grammar_reads_the_same_way(pieces):
+    """The grammar is the reference for text summary rows: every line it reads, the fast
+    regex reads into the same cells (the regex takes any text for a time; its reader then
+    checks it), and a row read has only text cells."""
+    line = " " + " ".join(pieces)
+    row = gnv.parse_summary_text_row(line)
+    if row is not None:
+        assert all(v is None or type(v) is str for v in row.values()), row
+    try:
+        res = gnv.summary_row.parse_string(line.strip(), parse_all=True)
+    except gnv.pp.ParseException:
+        return
+    assert row is not None, line
+    want = {k: "".join(res[k]) if isinstance(res[k], gnv.pp.ParseResults) else str(res[k])
+            for k in ("time_pct", "time", "calls", "avg", "min", "max")}
+    assert {k: row[k] for k in want} == want and row["name"] == res["name"].strip(), line
+    assert row["type"] == res.get("type"), line
 
 
 def test_pyprof_dict_is_read_without_eval():
