@@ -56,7 +56,7 @@ UNRECOGNISED = ("not a recognised format (tried: onednn_verbose, trace_json, mxn
         ("text.log", b"hello\nworld\n\n", UNRECOGNISED),
         ("latin1.log", "caf\xe9 cr\xe8me br\xfbl\xe9e\nna\xefve r\xe9sum\xe9\n".encode("latin-1") * 20,
          UNRECOGNISED),
-        ("empty.log.gz", gzip.compress(b""), "empty"),
+        ("empty.log.gz", gzip.compress(b"", mtime=0), "empty"),
         ("blank_lines.log", b"\n\n\r\n\n", UNRECOGNISED),
     ],
 )
