@@ -1,5 +1,6 @@
-"""The cut of oneDNN verbose lines (importers/onednn_cut.py: numpy over byte positions,
-Arrow views, polars) gives exactly what the former per-line SQL cut gave: the same lines kept, keys, shape ids (DuckDB's ``hash(key)``),
+"""The cut of oneDNN verbose lines (importers/onednn_cut.py: the pieces' positions from
+importers/onednn_positions.py, interpreted or compiled by numba, Arrow views, polars) gives
+exactly what the former per-line SQL cut gave, both ways: the same lines kept, keys, shape ids (DuckDB's ``hash(key)``),
 timestamps, last fields and times, on hostile lines, random lines and a generated log."""
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from loganalyze.grammars import onednn_verbose as g
-from loganalyze.importers import onednn_cut
+from loganalyze.importers import onednn_cut, onednn_positions
 from loganalyze.importers.base import sql_string
 from loganalyze.inputs import InputFile
 from loganalyze.lines import LineStats, iter_line_batches
@@ -67,6 +68,21 @@ HOSTILE = [
     "onednn_verbose,v1,primitive,exec,cpu,reorder,simple:any,undef,src:f32::blocked:abcd::f0,,,2x3,0\r\n",
     "plain app output, with commas, 1.5\n", "\n", "onednn_verbose,v1,1.,x,1.\n", "onednn_verbose,v12,00.5,x,1e-3\n",
 ]
+
+
+@pytest.fixture(autouse=True, scope="module", params=["interpreted", "compiled"])
+def way(request):
+    """Every test of this module runs with the pieces found by the interpreter and by the
+    compiled kernel (a process uses the interpreter for its first lines, then numba)."""
+    saved = onednn_positions.INTERPRETED_LINES, onednn_positions._compiled
+    if request.param == "interpreted":
+        onednn_positions.INTERPRETED_LINES, onednn_positions._compiled = 10 ** 12, None
+    else:
+        onednn_positions.INTERPRETED_LINES = 0
+    yield request.param
+    onednn_positions.INTERPRETED_LINES = saved[0]
+    if request.param == "interpreted":
+        onednn_positions._compiled = saved[1]
 
 
 def batch(lines: list[str]) -> pa.Table:

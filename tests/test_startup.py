@@ -79,6 +79,20 @@ def test_ingest_imports_no_pandas(tmp_path):
     assert "pandas" not in modules and "polars" not in modules and "pyarrow.compute" not in modules
 
 
+def test_small_onednn_logs_are_cut_without_loading_numba(tmp_path):
+    """numba takes about 0.9 s to load, more than the interpreter needs for a process's first
+    lines (importers/onednn_positions.py); a log past INTERPRETED_LINES loads it."""
+    from loganalyze.importers.onednn_positions import INTERPRETED_LINES
+
+    samples = sorted(str(p) for p in (SAMPLES / "onednn").iterdir() if p.suffix != ".md")
+    modules = _imported(["ingest", "-q", "--jobs", "1", "--db", str(tmp_path / "s.duckdb"), *samples])
+    assert "loganalyze.importers.onednn_positions" in modules and "numba" not in modules
+    line = b"onednn_verbose,v1,1.5,primitive,exec,cpu,eltwise,jit:avx2,forward_training,src:f32,,alg:relu,2x3,0.25\n"
+    big = tmp_path / "big.log"
+    big.write_bytes(line * (INTERPRETED_LINES + 1))
+    assert "numba" in _imported(["ingest", "-q", "--db", str(tmp_path / "b.duckdb"), str(big)])
+
+
 def test_read_only_database_gives_the_whole_duckdb_api(tmp_path):
     """A read-only database opens on DuckDB's engine alone; ``Database.con`` still has the
     package's Python API (``con.sql``)."""

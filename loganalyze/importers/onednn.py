@@ -5,9 +5,10 @@ How a file goes in (see docs/benchmarks.md for what each step costs):
 1. ``lines.iter_line_batches`` cuts the bytes into numbered lines (numpy, no Python loop),
    on a helper thread, a batch ahead.
 2. ``onednn_cut.cut_batch`` keeps the verbose lines of a batch and cuts each into its key
-   (the line without its timestamp and last field), timestamp and time, with numpy over the
-   batch's bytes (no per-line Python), on worker threads, two batches at once; the batch's
-   distinct keys get their shape ids (DuckDB's ``hash(key)``) once each.
+   (the line without its timestamp and last field), timestamp and time: one compiled pass
+   over the batch's bytes finds the pieces (``onednn_positions``, numba; the interpreter for
+   a process's first 40,000 lines), polars reads them; on worker threads, two batches
+   at once; the batch's distinct keys get their shape ids (DuckDB's ``hash(key)``) once each.
 3. Keys never seen before are read once by the pyparsing grammar
    (``loganalyze.grammars.onednn_verbose.parse_shape``) into a row of ``onednn_shapes``.
    When the grammar says the tail is not a time (info lines, diagnostics, untimed or
@@ -75,7 +76,7 @@ class OneDNNVerboseImporter:
 
         stats = LineStats()
         batches = prefetch(iter_line_batches(ctx.file, stats, ctx.progress))
-        # batches are cut on worker threads (numpy and polars let go of the GIL), several at
+        # batches are cut on worker threads (the compiled pass and polars let go of the GIL), several at
         # once, and taken in order here
         workers = ThreadPoolExecutor(max_workers=CUT_WORKERS, thread_name_prefix="onednn-cut")
         cutting: deque[Future] = deque()

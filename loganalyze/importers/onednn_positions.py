@@ -1,0 +1,214 @@
+"""Where the pieces of each oneDNN verbose line of a batch are: one pass over each line's
+first and last bytes, compiled by numba for all but the smallest inputs.
+
+The cut (:mod:`.onednn_cut`) needs, for every verbose line of a batch, where its key, its
+timestamp and its last field are.  :func:`find_pieces` finds them and writes each piece as
+an Arrow *binary view* into the batch's buffer, ready for polars (no byte is copied).
+
+A verbose line is ``<pre>[,<ts>],<body...>,<tail>`` (the grammar's ``LEADING_CUT_PATTERN``):
+
+- verbose: the line starts with a marker (``g.MARKERS``) followed by a comma, or is only a
+  marker and its line end;
+- ``pre``: the marker and, when the second field is a version token (``v<digits>``,
+  ``g.VERSION_TOKEN_PATTERN``), that field;
+- ``ts``: the next field when it is a timestamp (``<digits>.<digits>*``,
+  ``g.TIMESTAMP_PATTERN``);
+- ``tail``: the last field, when the line has a comma at or after the end of those leading
+  fields; ``plain`` when it is a plain decimal number
+  (``[0-9]+(\\.[0-9]*)?([eE][-+]?[0-9]+)?``);
+- ``rest``: the text between the leading fields and the last comma (the key is
+  ``pre || rest``).
+
+A ``\\r`` before the line's ``\\n`` is not part of its last field.  Digits are ASCII, as in
+the grammar's regexes (tests/test_onednn_speed.py checks the pieces against the former SQL
+cut, in both ways of running).
+
+One function, two ways of running it: :func:`_pieces` is plain Python.  numba compiles it
+(no Python runs per line, and the compiled code lets go of the GIL, so the cut's worker
+threads run it at the same time) once a process has more lines to cut than the
+interpreter reads in about the time numba takes to load (0.9 s on the 2-core machine of
+docs/benchmarks.md, a third of it numba's check for SciPy's BLAS); until then the
+interpreter runs it over the batch's bytes (about 22 µs a line there, with the rest of the
+cut).  The compiled code is cached on disk (numba's ``cache=True``: next to this module, or
+in the user's cache folder where that is not writable), so only the first large input on a
+machine compiles it (3.5 s there).
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from ..grammars import onednn_verbose as g
+
+#: the markers, as bytes (the compiled kernel gets them as a zero-padded array)
+MARKERS = tuple(m.encode() for m in g.MARKERS)
+#: the pieces' rows in :func:`find_pieces`' views
+PRE, REST, TS, TAIL = range(4)
+#: bits of :func:`find_pieces`' flags
+HAS_TS, HAS_TAIL, PLAIN = 1, 2, 4
+#: lines a process cuts with the interpreter before it loads the compiled kernel (a batch
+#: that would pass this goes to the compiled kernel whole)
+INTERPRETED_LINES = 40_000
+
+_interpreted_lines = 0
+_lock = threading.Lock()
+_compiled = None
+
+
+def find_pieces(data, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The verbose lines of a batch (bytes ``data``, a buffer; line ``offsets``: where each
+    line starts and where the last one ends, every line ending with ``\\n``): their indexes
+    in the batch, the Arrow binary views of their pieces (``views[PRE]`` and so on, 16 bytes
+    a line; an empty view where a line has no such piece) and their flags (HAS_TS, HAS_TAIL,
+    PLAIN)."""
+    global _interpreted_lines
+    n = len(offsets) - 1
+    rows = np.empty(n, dtype=np.int64)
+    views = np.empty((4, n, 2), dtype=np.uint64)
+    flags = np.empty(n, dtype=np.uint8)
+    with _lock:
+        interpret = _compiled is None and _interpreted_lines + n <= INTERPRETED_LINES
+        if interpret:
+            _interpreted_lines += n
+    if interpret:
+        k = _pieces(bytes(data), offsets.tolist(), MARKERS, rows, views, flags)
+    else:
+        markers = np.zeros((len(MARKERS), max(map(len, MARKERS))), dtype=np.uint8)
+        for i, m in enumerate(MARKERS):
+            markers[i, :len(m)] = np.frombuffer(m, dtype=np.uint8)
+        data = np.frombuffer(data, dtype=np.uint8) if len(data) else np.zeros(0, np.uint8)
+        k = compiled()(data, offsets, markers, rows, views, flags, np.array([len(m) for m in MARKERS]))
+    return rows[:k], views[:, :k], flags[:k]
+
+
+def compiled():
+    """:func:`_pieces` compiled by numba (imported, and the code loaded or compiled, at the
+    first call)."""
+    global _compiled
+    with _lock:
+        if _compiled is None:
+            from numba import njit
+
+            try:
+                _compiled = njit(cache=True, nogil=True)(_pieces)
+            except RuntimeError:  # no writable place for numba's cache: compile in each process
+                _compiled = njit(nogil=True)(_pieces)
+        return _compiled
+
+
+def _pieces(d, offsets, markers, rows, views, flags, lengths=None) -> int:
+    """:func:`find_pieces`' loop, over ``d`` (bytes, or a uint8 array) and ``offsets``;
+    ``markers``: the markers (bytes, or the rows of a zero-padded uint8 array with
+    ``lengths``).  Returns how many lines are verbose.  Plain Python that numba compiles
+    as it is: no helpers, no objects, ints only."""
+    k = 0
+    for row in range(len(offsets) - 1):
+        s = offsets[row]
+        e = offsets[row + 1] - 1  # the line's "\n"
+        size = e - s + 1
+        verbose = False
+        for m in range(len(markers)):
+            n = len(markers[m]) if lengths is None else lengths[m]
+            if size < n + 1:
+                continue
+            same = True
+            for j in range(n):
+                if d[s + j] != markers[m][j]:
+                    same = False
+                    break
+            if same:
+                after = d[s + n]
+                if after == 44 or (after == 10 and size == n + 1) or (after == 13 and size == n + 2):
+                    verbose = True
+                    break
+        if not verbose:
+            continue
+        eol = e - 1 if (e > s and d[e - 1] == 13) else e  # without a "\r" before the "\n"
+        # the first three commas, the last one
+        c1 = c2 = c3 = -1
+        count = 0
+        i = s
+        while i < e and count < 3:
+            if d[i] == 44:
+                if count == 0:
+                    c1 = i
+                elif count == 1:
+                    c2 = i
+                else:
+                    c3 = i
+                count += 1
+            i += 1
+        last = e - 1
+        while last >= s and d[last] != 44:
+            last -= 1
+        f1_end = c1 if count >= 1 else eol
+        f2_end = c2 if count >= 2 else eol
+        f3_end = c3 if count >= 3 else eol
+        # a version token: v<digits>
+        has_v = count >= 1 and f2_end - c1 - 1 >= 2 and d[c1 + 1] == 118
+        i = c1 + 2
+        while has_v and i < f2_end:
+            has_v = 48 <= d[i] <= 57
+            i += 1
+        # a timestamp, <digits>.<digits>*: the field after the version token, or after the
+        # marker when there is none
+        if has_v:
+            ts_start, ts_end = c2 + 1, f3_end
+            has_ts = count >= 2
+        else:
+            ts_start, ts_end = c1 + 1, f2_end
+            has_ts = count >= 1
+        has_ts = has_ts and ts_end - ts_start >= 2 and 48 <= d[ts_start] <= 57
+        dots = 0
+        i = ts_start + 1
+        while has_ts and i < ts_end:
+            if d[i] == 46:
+                dots += 1
+            elif not 48 <= d[i] <= 57:
+                has_ts = False
+            i += 1
+        has_ts = has_ts and dots == 1
+        pre_end = f2_end if has_v else f1_end
+        at = ts_end if has_ts else pre_end
+        has_tail = count >= 1 and last >= at
+        # a plain decimal tail: <digits>[.<digits>*][(e|E)[+|-]<digits>]
+        plain = has_tail
+        i = last + 1
+        if plain:
+            plain = i < eol and 48 <= d[i] <= 57
+            while i < eol and 48 <= d[i] <= 57:
+                i += 1
+            if i < eol and d[i] == 46:
+                i += 1
+                while i < eol and 48 <= d[i] <= 57:
+                    i += 1
+            if i < eol and (d[i] == 101 or d[i] == 69):
+                i += 1
+                if i < eol and (d[i] == 43 or d[i] == 45):
+                    i += 1
+                plain = plain and i < eol and 48 <= d[i] <= 57
+                while i < eol and 48 <= d[i] <= 57:
+                    i += 1
+            plain = plain and i == eol
+        # the views: (start, length) of pre, rest, ts and tail
+        starts = (s, at if has_tail else s, ts_start if has_ts else s, last + 1 if has_tail else s)
+        sizes = (pre_end - s, last - at if has_tail else 0, ts_end - ts_start if has_ts else 0,
+                 eol - last - 1 if has_tail else 0)
+        for p in range(4):
+            start, length = starts[p], sizes[p]
+            head = length
+            for j in range(min(length, 4)):
+                head |= int(d[start + j]) << (32 + 8 * j)
+            views[p, k, 0] = head
+            if length <= 12:
+                more = 0
+                for j in range(4, length):
+                    more |= int(d[start + j]) << (8 * (j - 4))
+                views[p, k, 1] = more
+            else:
+                views[p, k, 1] = start << 32  # buffer 0, at this offset
+        rows[k] = row
+        flags[k] = (1 if has_ts else 0) | (2 if has_tail else 0) | (4 if plain else 0)
+        k += 1
+    return k
