@@ -142,6 +142,26 @@ def test_random_lines_cut_as_before(parts):
     assert_same_cut(batch(lines))
 
 
+_DIGITS = st.text("0123456789", min_size=1, max_size=24)
+_NUMBER = st.one_of(
+    st.builds(lambda a, b: f"{a}.{b}", _DIGITS, st.text("0123456789", max_size=24)),
+    _DIGITS,
+    st.builds(lambda a, b, e, x: f"{a}.{b}{e}{x}", _DIGITS, st.text("0123456789", max_size=8),
+              st.sampled_from(["e", "E", "e+", "e-", "E-"]), st.text("0123456789", min_size=1, max_size=6)),
+    st.floats(min_value=0, allow_nan=False, allow_infinity=False).map(repr),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_NUMBER, _NUMBER), min_size=1, max_size=12))
+def test_timestamps_and_times_read_as_duckdb_reads_them(pairs):
+    """Long and short decimals, exponents, subnormals and numbers beyond a double: polars
+    reads the plain ones to the same double as DuckDB's cast, and DuckDB reads the others."""
+    lines = [f"onednn_verbose,v1,{ts if '.' in ts and 'e' not in ts.lower() else ts + '.5'},exec,cpu,x,{t}\n"
+             for ts, t in pairs]
+    assert_same_cut(batch(lines))
+
+
 def test_generated_log_cut_as_before(tmp_path):
     log = tmp_path / "gen.log"
     subprocess.run([sys.executable, str(REPO / "scripts" / "gen_onednn_log.py"), "--size", "3M", "--seed", "7",
