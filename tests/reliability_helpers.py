@@ -121,3 +121,30 @@ def check_consistent(db: str, reference: dict | None = None, read_only: bool = F
         for sha, rows in got.items():
             assert sha in reference and rows == reference[sha], (db, sha, rows, reference.get(sha))
     return got
+
+
+def signal_inside(proc, path: Path, sig: int, settle: float = 0.2, timeout: float = 60.0) -> None:
+    """Send ``sig`` to ``proc`` once it is reading ``path`` (it holds the file open, as
+    Linux's ``/proc/PID/fd`` shows), ``settle`` seconds later: a fixed delay from an
+    earlier event can land after a fast ingest has ended on an idle machine, or before the
+    file was reached on a busy one.  Without ``/proc``, after a fixed 0.8 s."""
+    import os
+    import time
+
+    fds = Path(f"/proc/{proc.pid}/fd")
+    if not Path("/proc/self/fd").is_dir():
+        time.sleep(0.8)
+        proc.send_signal(sig)
+        return
+    target = os.path.realpath(path)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            links = [os.readlink(fd) for fd in fds.iterdir()]
+        except OSError:  # an fd closed while listed
+            links = []
+        if target in links:
+            break
+        time.sleep(0.01)
+    time.sleep(settle)
+    proc.send_signal(sig)

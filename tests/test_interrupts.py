@@ -6,10 +6,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from reliability_helpers import signal_inside
 
 import loganalyze
 
@@ -40,8 +40,7 @@ def test_signal_rolls_back_the_file_in_progress(tmp_path, big_log, sig, code):
                              str(big_log), str(last)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env)
     assert proc.stdout.readline().startswith(f"ingested {first}")
-    time.sleep(0.8)  # well inside the big file
-    proc.send_signal(sig)
+    signal_inside(proc, big_log, sig)  # (a second or more of work)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == code, err
     assert "Traceback" not in err and err.strip().splitlines()[-1] == (

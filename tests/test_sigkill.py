@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-from reliability_helpers import SAMPLES, check_consistent, make_inputs
+from reliability_helpers import SAMPLES, check_consistent, make_inputs, signal_inside
 
 import loganalyze
 
@@ -177,8 +177,7 @@ def test_signal_rolls_back_a_trace_or_nsys_file(tmp_path, make, sig, code):
                              str(last)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ, PYTHONUNBUFFERED="1"))
     assert proc.stdout.readline().startswith(f"ingested {first}")
-    time.sleep(0.5)  # inside the big file (seconds of work)
-    proc.send_signal(sig)
+    signal_inside(proc, big, sig)  # (a second or more of work)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == code, err
     assert "Traceback" not in err and err.strip().splitlines()[-1] == (
