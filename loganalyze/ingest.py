@@ -10,6 +10,7 @@ Used by the CLI and usable as a library::
 """
 from __future__ import annotations
 
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
@@ -19,6 +20,7 @@ from . import tempfiles
 from .version import __version__
 from .identity import StoredSource, duplicate_of, extended_sources, head_sha256, maybe_duplicate
 from .importers import IngestContext, candidate_importers, fallback_importer, known_formats
+from .memory_limit import file_backed, lowered_memory_limit
 from .inputs import DEFAULT_MAX_EXPAND, FileRefused, InputError, InputFile, expand_paths, is_probably_binary
 from .schema.derived import derive
 from .signals import is_interrupt, signal_exit_code
@@ -231,31 +233,35 @@ def _ingest_with(store, file, path, importer, run_label, progress_factory, head:
     sid = store.next_source_id()
     ctx = IngestContext(con=store.con, source_id=sid, file=file,
                         progress=progress_factory(file) if progress_factory else None)
-    with store.transaction(merge_row_groups=bool(replaces) or _content_size(file) < UNMERGED_MIN_BYTES):
-        importer.ingest(ctx)
-        derive(store.con, sid)
-        ctx.note_damage()
-        file.check_unchanged()
-        dup = duplicate_of(store.con, file)
-        if dup:
-            raise _Duplicate(dup)
-        if replaces:
-            from .query.catalog import remove_sources
+    limit = getattr(importer, "memory_limit", None)
+    with ExitStack() as limits:
+        if limit and file_backed(store.con):
+            limits.enter_context(lowered_memory_limit(store.con, limit))
+        with store.transaction(merge_row_groups=bool(replaces) or _content_size(file) < UNMERGED_MIN_BYTES):
+            importer.ingest(ctx)
+            derive(store.con, sid)
+            ctx.note_damage()
+            file.check_unchanged()
+            dup = duplicate_of(store.con, file)
+            if dup:
+                raise _Duplicate(dup)
+            if replaces:
+                from .query.catalog import remove_sources
 
-            remove_sources(store.con, [s.source_id for s in replaces])
-        row = dict.fromkeys(SOURCE_COLUMNS)
-        row.update(ctx.source)
-        row.update(
-            source_id=sid, path=file.source_path, name=file.name, size_bytes=file.size,
-            sha256=file.sha256, compression=file.compression, format=importer.format,
-            run_label=run_label, warnings=ctx.warnings, loganalyze_version=__version__,
-            truncated=bool(ctx.source.get("truncated")), file_sha256=file.file_sha256,
-            content_bytes=file.content_bytes, head_sha256=head_sha256(head),
-        )
-        store.con.execute(
-            f"INSERT INTO sources ({', '.join(SOURCE_COLUMNS)}) VALUES ({', '.join('?' * len(SOURCE_COLUMNS))})",
-            [row[c] for c in SOURCE_COLUMNS],
-        )
+                remove_sources(store.con, [s.source_id for s in replaces])
+            row = dict.fromkeys(SOURCE_COLUMNS)
+            row.update(ctx.source)
+            row.update(
+                source_id=sid, path=file.source_path, name=file.name, size_bytes=file.size,
+                sha256=file.sha256, compression=file.compression, format=importer.format,
+                run_label=run_label, warnings=ctx.warnings, loganalyze_version=__version__,
+                truncated=bool(ctx.source.get("truncated")), file_sha256=file.file_sha256,
+                content_bytes=file.content_bytes, head_sha256=head_sha256(head),
+            )
+            store.con.execute(
+                f"INSERT INTO sources ({', '.join(SOURCE_COLUMNS)}) VALUES ({', '.join('?' * len(SOURCE_COLUMNS))})",
+                [row[c] for c in SOURCE_COLUMNS],
+            )
     return sid, row, ctx
 
 

@@ -21,6 +21,14 @@ def setting_bytes(text: str) -> float:
         1.024 ** {"B": 0, "KB": 1, "MB": 2, "GB": 3, "TB": 4}[unit] if "i" in m.group(2) else 1)
 
 
+def file_backed(con) -> bool:
+    """The connection's current database is a file (an in-memory one holds its rows in
+    memory anyway, and has no temporary folder of its own to spill to: a limit there
+    would only make large inserts fail)."""
+    return bool(con.execute("SELECT path FROM duckdb_databases() "
+                            "WHERE database_name = current_database()").fetchall()[0][0])
+
+
 @contextmanager
 def lowered_memory_limit(con, limit: str):
     """Lower DuckDB's memory limit to ``limit`` (never raise it) inside the block, then

@@ -199,3 +199,37 @@ def test_line_batches_cut_from_their_bytes(tmp_path):
             "line_no", "shape_id", onednn_cut.key_text(), "ts_ms", "tail", "time_ms").sort("line_no")
         assert got.equals(want)
     assert sum(len(b.rejected) for b in batches) == 1
+
+
+# --------------------------------------------------------------------------- memory
+def _limit(con) -> float:
+    from loganalyze.memory_limit import setting_bytes
+
+    return setting_bytes(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
+
+
+@pytest.mark.parametrize("where", ["file", "memory"])
+def test_lines_are_stored_under_the_memory_limit_into_a_file_only(tmp_path, monkeypatch, where):
+    """Into a database file, a log is stored (its COMMIT included) under the importer's
+    lowered memory limit (so that DuckDB's cache of written blocks, and the peak RSS, stop
+    growing with the log); an in-memory store keeps its own (it cannot spill); both get
+    their limit back."""
+    from loganalyze.importers import onednn
+    from loganalyze.ingest import ingest_file
+    from loganalyze.memory_limit import setting_bytes
+    from loganalyze.store import Store
+
+    seen = []
+    step = onednn.OneDNNVerboseImporter._ingest_cut
+
+    def spying(self, ctx, *args):
+        seen.append(_limit(ctx.con))
+        return step(self, ctx, *args)
+
+    monkeypatch.setattr(onednn.OneDNNVerboseImporter, "_ingest_cut", spying)
+    with Store(str(tmp_path / "db.duckdb") if where == "file" else ":memory:") as store:
+        before = _limit(store.con)
+        assert ingest_file(store, str(REPO / "samples" / "onednn" / "torch2.13_onednn_v3_exec.log")).status == "ingested"
+        want = setting_bytes(onednn.OneDNNVerboseImporter.memory_limit) if where == "file" else before
+        assert seen and all(abs(v - want) <= want * 0.01 for v in seen), (seen, want)  # (shown to 0.1 MiB)
+        assert _limit(store.con) == before

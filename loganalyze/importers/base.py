@@ -246,6 +246,9 @@ class RowBuffer:
 class Importer(Protocol):
     #: value of ``sources.format``
     format: str
+    # An importer may also have ``memory_limit`` (a DuckDB size, ``"100MB"``): DuckDB's
+    # memory limit is lowered to it (never raised) while a file is stored into a database
+    # file, its COMMIT included (``ingest._ingest_with``); without it the store's own holds.
 
     def sniff(self, head: bytes, name: str) -> int:
         """How sure this importer is that it reads a file starting with ``head`` (0-100)."""

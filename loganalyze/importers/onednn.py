@@ -48,6 +48,12 @@ SEGMENT_COLUMNS = ["segment", "first_line", "last_line", "library_version", "isa
 
 class OneDNNVerboseImporter:
     format = "onednn_verbose"
+    #: DuckDB's memory limit while a log is stored into a database file, its COMMIT
+    #: included (importers.base.Importer): past it DuckDB lets go of the blocks written for
+    #: the file instead of keeping them cached, so the peak RSS stops growing with the log.
+    #: Generated logs, in-process (docs/benchmarks.md, thirteenth session): 1 GiB 609 → 553 MB,
+    #: 4 GiB 825 → 600 MB, at 1.14x the time at 4 GiB (where the ingest is ~1.05x mawk)
+    memory_limit = "100MB"
 
     def __init__(self) -> None:
         #: why a whole-line shape is truncated or malformed, by its id
@@ -76,8 +82,8 @@ class OneDNNVerboseImporter:
 
         stats = LineStats()
         batches = prefetch(iter_line_batches(ctx.file, stats, ctx.progress))
-        # batches are cut on worker threads (the compiled pass and polars let go of the GIL), several at
-        # once, and taken in order here
+        # batches are cut on worker threads (the compiled pass and polars let go of the GIL),
+        # several at once, and taken in order here
         workers = ThreadPoolExecutor(max_workers=CUT_WORKERS, thread_name_prefix="onednn-cut")
         cutting: deque[Future] = deque()
         try:

@@ -6,7 +6,7 @@ import uuid
 from contextlib import ExitStack
 
 from .. import tempfiles
-from ..memory_limit import lowered_memory_limit
+from ..memory_limit import file_backed, lowered_memory_limit
 from ..store import temporary_setting
 from .base import IngestContext
 
@@ -42,7 +42,7 @@ class Workspace:
         self.dir = tempfiles.new_folder("trace")
         self.con = ctx.con.cursor()
         self._settings = ExitStack()
-        if self._file_backed():
+        if file_backed(self.con):
             self._settings.enter_context(lowered_memory_limit(self.con, f"{memory_budget(ctx.file.size)}B"))
         self.con.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {self.DATABASE}")
         # schemas left behind by files whose transaction was rolled back
@@ -55,12 +55,6 @@ class Workspace:
         self.con.execute(f"CREATE SCHEMA {self.qualified}")
         self.con.execute(f"USE {self.qualified}")
         self._pending: list[tuple[str, str, dict[str, str]]] = []
-
-    def _file_backed(self) -> bool:
-        """The store is a database file (an in-memory store holds the rows in memory anyway,
-        and has no temporary folder of its own to spill to)."""
-        return bool(self.con.execute("SELECT path FROM duckdb_databases() "
-                                     "WHERE database_name = current_database()").fetchall()[0][0])
 
     def transfer(self, select_sql: str, table: str, **names: str) -> None:
         """Queue ``INSERT INTO table <select_sql>`` for :meth:`publish` (run in the order
