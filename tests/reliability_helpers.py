@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import random
 import shutil
+import time
 from pathlib import Path
 
 import loganalyze
@@ -128,9 +130,6 @@ def signal_inside(proc, path: Path, sig: int, settle: float = 0.2, timeout: floa
     Linux's ``/proc/PID/fd`` shows), ``settle`` seconds later: a fixed delay from an
     earlier event can land after a fast ingest has ended on an idle machine, or before the
     file was reached on a busy one.  Without ``/proc``, after a fixed 0.8 s."""
-    import os
-    import time
-
     fds = Path(f"/proc/{proc.pid}/fd")
     if not Path("/proc/self/fd").is_dir():
         time.sleep(0.8)

@@ -41,8 +41,11 @@ import numpy as np
 
 from ..grammars import onednn_verbose as g
 
-#: the markers, as bytes (the compiled kernel gets them as a zero-padded array)
+#: the markers, as bytes for the interpreter, and as the rows of a zero-padded array with
+#: their lengths for the compiled kernel
 MARKERS = tuple(m.encode() for m in g.MARKERS)
+_MARKER_ROWS = np.array([list(m.ljust(max(map(len, MARKERS)), b"\0")) for m in MARKERS], dtype=np.uint8)
+_MARKER_LENGTHS = np.array([len(m) for m in MARKERS], dtype=np.int64)
 #: the pieces' rows in :func:`find_pieces`' views
 PRE, REST, TS, TAIL = range(4)
 #: bits of :func:`find_pieces`' flags
@@ -74,11 +77,8 @@ def find_pieces(data, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.n
     if interpret:
         k = _pieces(bytes(data), offsets.tolist(), MARKERS, rows, views, flags)
     else:
-        markers = np.zeros((len(MARKERS), max(map(len, MARKERS))), dtype=np.uint8)
-        for i, m in enumerate(MARKERS):
-            markers[i, :len(m)] = np.frombuffer(m, dtype=np.uint8)
         data = np.frombuffer(data, dtype=np.uint8) if len(data) else np.zeros(0, np.uint8)
-        k = compiled()(data, offsets, markers, rows, views, flags, np.array([len(m) for m in MARKERS]))
+        k = compiled()(data, offsets, _MARKER_ROWS, rows, views, flags, _MARKER_LENGTHS)
     return rows[:k], views[:, :k], flags[:k]
 
 
