@@ -93,6 +93,27 @@ def test_small_onednn_logs_are_cut_without_loading_numba(tmp_path):
     assert "numba" in _imported(["ingest", "-q", "--db", str(tmp_path / "b.duckdb"), str(big)])
 
 
+@pytest.mark.parametrize("collector_on", [True, False], ids=["collector-on", "collector-off"])
+def test_numba_loads_without_garbage_collections(collector_on):
+    """numba's load (its ~300,000 lasting objects) runs with the cyclic collector off, and what
+    is alive then is frozen out of later collections; the caller's collector setting is kept."""
+    code = f"""
+import gc
+from loganalyze.importers import onednn_positions as p
+if not {collector_on}:
+    gc.disable()
+runs = []
+gc.callbacks.append(lambda phase, info: runs.append(info["generation"]) if phase == "start" else None)
+p.compiled()
+print(len(runs), gc.isenabled(), gc.get_freeze_count())
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    runs, enabled, frozen = out.stdout.split()
+    assert (runs, enabled) == ("0", str(collector_on))
+    assert int(frozen) > 100_000
+
+
 def test_read_only_database_gives_the_whole_duckdb_api(tmp_path):
     """A read-only database opens on DuckDB's engine alone; ``Database.con`` still has the
     package's Python API (``con.sql``)."""

@@ -35,7 +35,10 @@ machine compiles it (3.5 s there).
 """
 from __future__ import annotations
 
+import atexit
+import gc
 import threading
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -59,26 +62,28 @@ _lock = threading.Lock()
 _compiled = None
 
 
-def find_pieces(data, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def find_pieces(data, offsets: np.ndarray, kernel=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The verbose lines of a batch (bytes ``data``, a buffer; line ``offsets``: where each
     line starts and where the last one ends, every line ending with ``\\n``): their indexes
     in the batch, the Arrow binary views of their pieces (``views[PRE]`` and so on, 16 bytes
     a line; an empty view where a line has no such piece) and their flags (HAS_TS, HAS_TAIL,
-    PLAIN)."""
+    PLAIN).  ``kernel``: the compiled kernel to run (while :func:`compiled` loads it)."""
     global _interpreted_lines
     n = len(offsets) - 1
     rows = np.empty(n, dtype=np.int64)
     views = np.empty((4, n, 2), dtype=np.uint64)
     flags = np.empty(n, dtype=np.uint8)
-    with _lock:
-        interpret = _compiled is None and _interpreted_lines + n <= INTERPRETED_LINES
-        if interpret:
-            _interpreted_lines += n
+    interpret = False
+    if kernel is None:
+        with _lock:
+            interpret = _compiled is None and _interpreted_lines + n <= INTERPRETED_LINES
+            if interpret:
+                _interpreted_lines += n
     if interpret:
         k = _pieces(bytes(data), offsets.tolist(), MARKERS, rows, views, flags)
     else:
         data = np.frombuffer(data, dtype=np.uint8) if len(data) else np.zeros(0, np.uint8)
-        k = compiled()(data, offsets, _MARKER_ROWS, rows, views, flags, _MARKER_LENGTHS)
+        k = (kernel or compiled())(data, offsets, _MARKER_ROWS, rows, views, flags, _MARKER_LENGTHS)
     return rows[:k], views[:, :k], flags[:k]
 
 
@@ -88,13 +93,41 @@ def compiled():
     global _compiled
     with _lock:
         if _compiled is None:
-            from numba import njit
+            with _collector_paused():
+                from numba import njit
 
-            try:
-                _compiled = njit(cache=True, nogil=True)(_pieces)
-            except RuntimeError:  # no writable place for numba's cache: compile in each process
-                _compiled = njit(nogil=True)(_pieces)
+                try:
+                    kernel = njit(cache=True, nogil=True)(_pieces)
+                except RuntimeError:  # no writable place for numba's cache: compile in each process
+                    kernel = njit(nogil=True)(_pieces)
+                _load(kernel)
+            _compiled = kernel
         return _compiled
+
+
+def _load(kernel) -> None:
+    """Have numba load (or compile) ``kernel``'s code for the arguments
+    :func:`find_pieces` passes, now rather than at its first batch."""
+    find_pieces(bytearray(b"\n"), np.array([0, 1], dtype=np.int64), kernel)
+
+
+@contextmanager
+def _collector_paused():
+    """Python's cyclic garbage collector off while numba loads, and what is alive then moved
+    out of its reach afterwards (``gc.freeze``): numba's load makes some 300,000 objects
+    that live as long as the process, which the collector would otherwise walk in each full
+    collection (0.17 s of a 1 GiB log's ingest, 3.5% of its wall time; docs/benchmarks.md).
+    They are given back to the collector as the interpreter exits, so that its last
+    collections free them as before (DuckDB's bindings report objects left over as leaks)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        atexit.register(gc.unfreeze)
+        if enabled:
+            gc.enable()
 
 
 def _pieces(d, offsets, markers, rows, views, flags, lengths=None) -> int:
