@@ -7,14 +7,13 @@ lines and the raw page's units row are "other" lines.  Grammar: :mod:`loganalyze
 """
 from __future__ import annotations
 
-import csv
 
 from ..grammars import ncu as g
 from ..grammars.units import to_ns_or_none
 from ..names import name_forms
 from .base import IngestContext
 from .gpu_common import checked_time, first_lines, table_rows
-from .text import feed_lines
+from .text import csv_cells, feed_lines
 
 
 class NcuCsvImporter:
@@ -69,7 +68,14 @@ class _Ncu:
         if not line.strip() or g.PROF_RE.match(line):
             self.other += 1
             return
-        cells = next(csv.reader([line]))
+        try:
+            cells = csv_cells(line)
+        except ValueError as exc:
+            if self.cols is None:
+                self.other += 1  # output before the table
+            else:
+                self.ctx.skip(n, f"malformed row: {exc}", line)
+            return
         if self.cols is None or (cells and cells[0] == "ID" and len(cells) > 3):
             cols = g.canonical_header(cells)
             page = g.page_kind(cols)

@@ -8,7 +8,6 @@ with the reason.  Grammar: :mod:`loganalyze.grammars.nsys_stats`.
 """
 from __future__ import annotations
 
-import csv
 import re
 from dataclasses import dataclass, field
 
@@ -19,7 +18,7 @@ from ..grammars.units import NS_PER_UNIT, scale_exact
 from ..names import name_forms
 from .base import IngestContext
 from .gpu_common import checked_time, first_lines, table_rows
-from .text import feed_lines
+from .text import csv_cells, feed_lines, header_cells
 
 LABEL_TO_SHORT = {label: short for short, label in gn.COPY_KINDS.values()}
 MB = 1e6  # nsys stats sizes are decimal megabytes
@@ -109,7 +108,11 @@ class _Stats:
                 self.other += 1
                 return
             if t.mode == "csv":
-                cells = next(csv.reader([line]))
+                try:
+                    cells = csv_cells(line)
+                except ValueError as exc:
+                    self.ctx.skip(n, f"malformed {t.report} row: {exc}", line)
+                    return
                 if len(cells) != len(t.cols):
                     self.table = None
                     self.line(n, line)
@@ -141,7 +144,7 @@ class _Stats:
             self.prev = None
             return
         if "," in line and not line.startswith(" "):
-            cells = next(csv.reader([line]))
+            cells = header_cells(line)
             canon = {g.canonical(c)[0] for c in cells}
             if len(cells) >= 3 and ("name" in canon or "style" in canon) and (canon & {"total", "start", "count"}):
                 self.other += 1

@@ -9,7 +9,6 @@ missing, are skipped with the reason.
 """
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass, field
 
 from ..grammars import nvprof as g
@@ -17,7 +16,7 @@ from ..grammars.cuda_api import base_api_name
 from ..names import name_forms
 from .base import IngestContext
 from .gpu_common import checked_time, first_lines, put_meta, table_rows
-from .text import feed_lines
+from .text import csv_cells, feed_lines, header_cells
 
 
 TABLE_LABELS = {"gpu_trace": "--print-gpu-trace", "api_trace": "--print-api-trace", "summary": "--print-summary",
@@ -111,7 +110,11 @@ class _NvprofText:
             ctx.skip(n, t.bad_reason, line)
             return
         if t.mode == "csv":
-            cells = next(csv.reader([line]))
+            try:
+                cells = csv_cells(line)
+            except ValueError as exc:
+                ctx.skip(n, f"malformed {t.kind} row: {exc}", line)
+                return
             if t.awaiting_units:
                 t.awaiting_units = False
                 if g.is_units_row(cells):
@@ -147,8 +150,7 @@ class _NvprofText:
     def _header(self, n: int, line: str) -> None:
         s = line.strip()
         if s.startswith('"'):
-            cells = next(csv.reader([s]))
-            cols = g.canonical_header(cells)
+            cols = g.canonical_header(header_cells(s))
             kind = g.table_kind(cols)
             if kind:
                 self.table = _Table(kind, "csv", n, cols, section=self.section_hint)

@@ -14,7 +14,6 @@ kernel (PyProf's columns) or the op call's, on its first kernel (computed from m
 """
 from __future__ import annotations
 
-import csv
 import math
 import re
 
@@ -23,7 +22,7 @@ from ..names import name_forms
 from ..op_costs import cost_from_pyprof_marker
 from .base import IngestContext
 from .gpu_common import checked_time, first_lines, table_rows
-from .text import feed_lines
+from .text import csv_cells, feed_lines, header_cells
 
 DIMS_RE = re.compile(r"-?\d+")
 
@@ -49,8 +48,7 @@ def _prof_header(line: str) -> tuple[str, list[str], list[int]] | None:
     """(mode, columns, column starts) of a prof header line."""
     s = line.rstrip()
     if s.lstrip().startswith('"'):
-        cells = next(csv.reader([s.strip()]))
-        cols = g.prof_header(cells)
+        cols = g.prof_header(header_cells(s.strip()))
         return ("csv", cols, []) if cols else None
     words = [(m.group(0), m.start()) for m in re.finditer(r"\S+", s)]
     cols = g.prof_header([w for w, _ in words])
@@ -173,7 +171,7 @@ class _PyProf:
     def _prof_row(self, n: int, line: str, header) -> None:
         mode, cols, starts = header
         if mode == "csv":
-            cells = next(csv.reader([line.strip()]))
+            cells = csv_cells(line.strip())
         else:
             cells = [line[a:b].strip() for a, b in zip(starts, starts[1:] + [len(line) + 1])] \
                 if len(line.split()) != len(cols) else line.split()

@@ -7,11 +7,38 @@ importer takes the Arrow-batch form of the same splitter instead.
 """
 from __future__ import annotations
 
+import csv
 from typing import Callable, Iterable, Iterator
 
 from ..inputs import InputError
 from ..lines import CUT_REASON, LineStats, iter_lines
 from .base import IngestContext
+
+
+#: stands for a carriage return while the csv module reads a line (a private-use character)
+_CR_STAND_IN = "\ue000"
+
+
+def csv_cells(line: str) -> list[str]:
+    """The cells of one CSV line (the csv module's default dialect).  A carriage return is a
+    character of its cell, as the line splitter keeps a bare ``\r`` inside its line (the csv
+    module would take it for the end of a record in an unquoted cell).  A line the csv
+    module cannot read (a cell over its field size limit) is a ValueError saying why."""
+    stand_in = "\r" in line and _CR_STAND_IN not in line
+    try:
+        cells = next(csv.reader([line.replace("\r", _CR_STAND_IN) if stand_in else line]), [])
+    except csv.Error as exc:
+        raise ValueError(f"not one CSV record: {exc}") from None
+    return [c.replace(_CR_STAND_IN, "\r") for c in cells] if stand_in else cells
+
+
+def header_cells(line: str) -> list[str]:
+    """The cells of a line that may be a CSV header: :func:`csv_cells`, or none when the
+    line is not one CSV record (it is then no header)."""
+    try:
+        return csv_cells(line)
+    except ValueError:
+        return []
 
 
 def text_lines(ctx: IngestContext, stats: LineStats | None = None) -> Iterator[tuple[int, str]]:
