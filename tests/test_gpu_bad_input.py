@@ -213,3 +213,44 @@ def test_csv_cell_over_the_csv_modules_limit_is_a_skipped_row(tmp_path, cli, tmp
     assert _counts(query, changed) == (total, parsed - 1, skipped + 1)
     (reason,) = query("SELECT reason FROM skipped_lines JOIN sources USING (source_id) WHERE path LIKE '%long_cell.csv'")[0]
     assert reason == "malformed gputrace row: not one CSV record: field larger than field limit (131072)"
+
+
+def _changed_copy(tmp_path, sample: str, statements: list[str]) -> Path:
+    path = tmp_path / ("changed_" + sample)
+    shutil.copy(SAMPLES / sample, path)
+    return make_db(path, statements)
+
+
+def test_nsys_runtime_rows_without_an_event_class_count_once(tmp_path, cli, tmp_db, query):
+    """A runtime row without an eventClass is a runtime call (as the rows are read): one with
+    no start is skipped, and not also counted among the other rows (found by scripts/fuzz.py:
+    the counts did not add up)."""
+    first = "SELECT rowid FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE eventClass = 0 ORDER BY rowid"
+    changed = _changed_copy(tmp_path, "nsys_2022_pytorch.sqlite", [
+        # the same table without its NOT NULL constraints
+        "CREATE TABLE runtime AS SELECT * FROM CUPTI_ACTIVITY_KIND_RUNTIME ORDER BY rowid",
+        "DROP TABLE CUPTI_ACTIVITY_KIND_RUNTIME",
+        "ALTER TABLE runtime RENAME TO CUPTI_ACTIVITY_KIND_RUNTIME",
+        f"UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET eventClass = NULL, start = NULL WHERE rowid IN ({first} LIMIT 3)",
+        f"UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET eventClass = NULL WHERE rowid IN ({first} LIMIT 1 OFFSET 3)",
+    ])
+    for path in (SAMPLES / "nsys_2022_pytorch.sqlite", changed):
+        assert cli("ingest", "--db", tmp_db, path).exit_code == 0
+    assert _counts(query, SAMPLES / "nsys_2022_pytorch.sqlite") == (29, 24, 0)
+    assert _counts(query, changed) == (29, 21, 3)
+    assert query("SELECT lines_non_verbose FROM sources ORDER BY source_id") == [(5,), (5,)]
+
+
+def test_nvprof_call_ids_read_as_the_rows_read_them(tmp_path, cli, tmp_db, query):
+    """A cbid stored as text or a real is read as SQLite's CAST reads it (the rule of the
+    id columns); its call is named from that id, not an internal error (found by
+    scripts/fuzz.py)."""
+    changed = _changed_copy(tmp_path, "nvprof_markers.nvvp", [
+        "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET cbid = 'abc' WHERE _id_ = 1",
+        "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET cbid = 2.5 WHERE _id_ = 2",
+    ])
+    res = cli("ingest", "--db", tmp_db, changed)
+    assert res.exit_code == 0, res.output
+    assert _counts(query, changed) == (15, 15, 0)
+    rows = query("SELECT row_no, cbid, name FROM gpu_api_calls WHERE api = 'runtime' AND row_no <= 2 ORDER BY row_no")
+    assert rows == [(1, 0, "runtime_cbid_0"), (2, 2, "cudaRuntimeGetVersion_v3020")]

@@ -239,19 +239,21 @@ class _NsysIngest:
             self.total += self.db.count(table)
             has_class = "eventClass" in self.db.columns(table)
             default_api = "driver" if table.endswith("DRIVER") else "runtime"
+            # a row without an eventClass is a call of the table's own API (as it is stored)
+            code = 0 if default_api == "runtime" else 1
+            event_class, b_event_class = (f"coalesce({alias}event_class, {code})" for alias in ("", "b."))
             classes = self.db.copy_into(self.con, "gpu_api_calls", table, g.RUNTIME, f"""
                 SELECT {self.sid} AS source_id, b.row_no,
-                       CASE coalesce(b.event_class, {0 if default_api == 'runtime' else 1})
-                            WHEN 0 THEN 'runtime' ELSE 'driver' END AS api,
+                       CASE {b_event_class} WHEN 0 THEN 'runtime' ELSE 'driver' END AS api,
                        coalesce(s.value, b.name_text) AS name,
                        coalesce(s.base, {base_api_name_sql('b.name_text')}) AS base_name,
                        b.start_ns, b.end_ns, b.end_ns - b.start_ns AS duration_ns, b.correlation_id,
                        {g.pid_of('b.global_tid')} AS pid, {g.tid_of('b.global_tid')} AS tid,
                        b.global_tid, b.event_class, b.return_value, '{table}' AS origin
                 FROM _arrow b LEFT JOIN _strings s ON s.id = b.name_id
-                WHERE b._d = 0 AND coalesce(b.event_class, {0 if default_api == 'runtime' else 1}) IN (0, 1)""",
-                checked=f"coalesce(event_class, {0 if default_api == 'runtime' else 1}) IN (0, 1)",
-                tally="SELECT event_class, count(*) FROM _arrow WHERE _d = 0 GROUP BY 1" if has_class else None)
+                WHERE b._d = 0 AND {b_event_class} IN (0, 1)""",
+                checked=f"{event_class} IN (0, 1)",
+                tally=f"SELECT {event_class}, count(*) FROM _arrow WHERE _d = 0 GROUP BY 1" if has_class else None)
             for ec, cnt in classes:
                 if ec not in g.EVENT_CLASS_API:
                     key = f"{ec}:{g.EVENT_CLASS_NAMES.get(ec, 'other')}"

@@ -94,9 +94,12 @@ class _NvprofIngest:
                 continue
             found = True
             self.total += db.count(table)
-            cbids = [r[0] for r in db.fetchall(f"SELECT DISTINCT cbid FROM {q(table)}")]
+            # the ids as the rows read them (CAST, as the grammar reads an id column: text is
+            # 0); a damaged file can still hand back a NULL
+            cbids = [c for (c,) in db.fetchall(f"SELECT DISTINCT CAST(cbid AS INTEGER) FROM {q(table)}")
+                     if isinstance(c, int)]
             names = pa.table({"cbid": arrow_array(cbids, pa.int64()),
-                              "name": arrow_array([api_name(api, int(c)) for c in cbids], pa.string())})
+                              "name": arrow_array([api_name(api, c) for c in cbids], pa.string())})
             with lookup_tables(con, _cbid=names):
                 self._read(table, g.API, "gpu_api_calls", f"""
                     SELECT {self.sid} AS source_id, b.row_no, '{api}' AS api, n.name,
