@@ -7,7 +7,6 @@ lines and the raw page's units row are "other" lines.  Grammar: :mod:`loganalyze
 """
 from __future__ import annotations
 
-
 from ..grammars import ncu as g
 from ..grammars.units import to_ns_or_none
 from ..names import name_forms
