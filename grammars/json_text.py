@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from decimal import Decimal, InvalidOperation
 
 
 def unclosed(text: str) -> tuple[str, bool]:
@@ -34,6 +35,26 @@ def unclosed(text: str) -> tuple[str, bool]:
             if closers:
                 closers.pop()
     return "".join(reversed(closers)), in_str
+
+
+# --------------------------------------------------------------------------- exact numbers
+def exact_number(text: str) -> Decimal:
+    """A JSON number with a fraction or an exponent, exactly (``parse_float``).  One whose
+    exponent is beyond what ``Decimal`` holds (a magnitude of 10^18 and more, so past any
+    double as well) reads as a double reads it: infinite, or zero, with its sign."""
+    try:
+        return Decimal(text)
+    except InvalidOperation:
+        return Decimal(repr(float(text)))
+
+
+def exact_constant(text: str) -> Decimal:
+    """``NaN``, ``Infinity`` and ``-Infinity`` as Decimals (``parse_constant``)."""
+    return Decimal(text.replace("Infinity", "Inf"))
+
+
+#: the decoder options that read every JSON number exactly
+EXACT_NUMBERS = {"parse_float": exact_number, "parse_constant": exact_constant}
 
 
 # --------------------------------------------------------------------------- bounded reading

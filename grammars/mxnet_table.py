@@ -31,7 +31,7 @@ from decimal import Decimal, InvalidOperation
 
 import pyparsing as pp
 
-from .json_text import unclosed
+from .json_text import exact_number, unclosed
 
 PREAMBLE_RE = re.compile(r"^Profile Statistics[.:]\s*$")
 RULE_RE = re.compile(r"^={3,}\s*$")
@@ -116,9 +116,9 @@ def parse_json_dump(text: str) -> dict:
     ``Unit`` and one closing brace too few."""
     fixed = re.sub(r",(\s*[}\]])", r"\1", text)
     try:
-        return json.loads(fixed, parse_float=Decimal, parse_int=Decimal)
+        return json.loads(fixed, parse_float=exact_number, parse_int=Decimal)
     except json.JSONDecodeError:
         closers, _ = unclosed(fixed)
         if not closers:
             raise
-        return json.loads(fixed.rstrip() + closers, parse_float=Decimal, parse_int=Decimal)
+        return json.loads(fixed.rstrip() + closers, parse_float=exact_number, parse_int=Decimal)

@@ -10,9 +10,8 @@ import itertools
 import json
 import re
 from dataclasses import dataclass, field
-from decimal import Decimal
 
-from .json_text import MAX_DEPTH, BoundedDecoder, TooDeep, decode_bounded, loads_bounded, unclosed
+from .json_text import EXACT_NUMBERS, MAX_DEPTH, BoundedDecoder, TooDeep, decode_bounded, loads_bounded, unclosed
 
 
 class ContainerError(Exception):
@@ -34,8 +33,7 @@ class Prefix:
 def _member_value(raw: bytes):
     """A top-level member's value (exact numbers), or None when it is not valid JSON."""
     try:
-        return loads_bounded(raw.decode("utf-8", "replace"), parse_float=Decimal,
-                             parse_constant=lambda c: Decimal(c.replace("Infinity", "Inf")))
+        return loads_bounded(raw.decode("utf-8", "replace"), **EXACT_NUMBERS)
     except ValueError:
         return None
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Iterator
 
-from .json_text import MAX_DEPTH, BoundedDecoder, TooDeep, ValueScanner, decode_bounded
+from .json_text import EXACT_NUMBERS, MAX_DEPTH, BoundedDecoder, TooDeep, ValueScanner, decode_bounded
 from .trace_container import ContainerError, _is_cut_off, _skip_ws
 from .trace_event import EVENT_COLUMNS
 
@@ -124,8 +124,7 @@ def iter_events(chunks: Iterator[bytes], container: str, result: StreamResult,
     ``max_event_bytes`` is skipped with its reason, read piece by piece and never held
     whole; Python's decoder never recurses deeper than that bound.
     """
-    dec = json.JSONDecoder(parse_float=Decimal, parse_int=_parse_int,
-                           parse_constant=lambda c: Decimal(c.replace("Infinity", "Inf")))
+    dec = json.JSONDecoder(parse_int=_parse_int, **EXACT_NUMBERS)
     bounded = BoundedDecoder(dec)
     buf = ""
     pos = 0

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grammars.json_text import MAX_DEPTH, TooDeep, ValueScanner, decode_bounded
+from grammars.json_text import MAX_DEPTH, TooDeep, ValueScanner, decode_bounded, exact_number
 
 from test_trace_json import assert_invariants
 
@@ -300,3 +300,40 @@ def test_duplicates_need_equal_args(tmp_path, ingest_files, query):
     assert res.status == "ingested"
     assert skipped(query) == {2: "duplicate of event 0"}
     assert query("SELECT event_no FROM trace_events ORDER BY event_no") == [(0,), (1,), (3,)]
+
+
+# =========================================================================== numbers
+@pytest.mark.parametrize("reader", ["duckdb", "stream"])
+def test_numbers_beyond_any_exponent(tmp_path, monkeypatch, ingest_files, query, reader):
+    """A JSON number whose exponent no Decimal holds (10^18 and more) reads as a double reads
+    it, infinite or zero (it was an internal error of the exact reader, found by
+    scripts/fuzz.py): the event whose time is infinite is skipped with the time's reason,
+    the one whose args hold such numbers is kept."""
+    monkeypatch.setenv("LOGANALYZE_TRACE_READER", reader)
+    path = write_trace(tmp_path, "exponents.json", [
+        event("X", "a", 0, dur=5),
+        '{"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 11e111111111111111118799, "dur": 5}',
+        event("X", "c", 10, dur=5)[:-1] + ', "args": {"big": 1e99999999999999999999, "tiny": -1e-99999999999999999999}}'])
+    (res,) = ingest_files([path])
+    assert res.status == "ingested", res.message
+    assert [r[0] for r in query("SELECT name FROM trace_events ORDER BY event_no")] == ["a", "c"]
+    assert skipped(query) == {1: "ts is not a finite number (Infinity)"}
+    assert query("SELECT CAST(args AS VARCHAR) FROM trace_events WHERE name = 'c'") == [('{"big":Infinity,"tiny":-0.0}',)]
+    assert query("SELECT reader FROM trace_files") == [("stream",)]  # DuckDB's reader refuses such numbers
+    assert_invariants(query)
+
+
+def test_top_level_member_beyond_any_exponent(tmp_path, ingest_files, query):
+    path = tmp_path / "member.json"
+    path.write_text('{"baseTimeNanoseconds": 1e99999999999999999999, "traceEvents": [' + event("X", "a", 0, dur=5) + "]}")
+    (res,) = ingest_files([path])
+    assert res.status == "ingested", res.message
+    assert query("SELECT base_time_ns, CAST(metadata AS VARCHAR) FROM trace_files") == [
+        (None, '{"baseTimeNanoseconds": Infinity}')]
+
+
+@pytest.mark.parametrize("text,value", [
+    ("1.5e3", "1.5E+3"), ("11e111111111111111118799", "Infinity"), ("-1e99999999999999999999", "-Infinity"),
+    ("1e-99999999999999999999", "0.0"), ("-1e-99999999999999999999", "-0.0")])
+def test_exact_number_beyond_decimals_exponents(text, value):
+    assert str(exact_number(text)) == value
