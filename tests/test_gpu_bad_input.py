@@ -180,8 +180,9 @@ CARRIAGE_RETURNS = [
 
 
 def _counts(query, path) -> tuple:
-    return query("SELECT lines_total, lines_parsed, lines_skipped FROM sources WHERE path LIKE ?",
-                 [f"%{path.name}"])[0]
+    (row,) = query("SELECT lines_total, lines_parsed, lines_skipped FROM sources WHERE path LIKE ?",
+                   [f"%/{path.name}"])
+    return row
 
 
 @pytest.mark.parametrize("sample,old,new", CARRIAGE_RETURNS, ids=[c[0] for c in CARRIAGE_RETURNS])
@@ -254,3 +255,37 @@ def test_nvprof_call_ids_read_as_the_rows_read_them(tmp_path, cli, tmp_db, query
     assert _counts(query, changed) == (15, 15, 0)
     rows = query("SELECT row_no, cbid, name FROM gpu_api_calls WHERE api = 'runtime' AND row_no <= 2 ORDER BY row_no")
     assert rows == [(1, 0, "runtime_cbid_0"), (2, 2, "cudaRuntimeGetVersion_v3020")]
+
+
+def _without_constraints(table: str) -> list[str]:
+    """Statements that make ``table`` a plain copy of itself (no key, no NOT NULL): what a
+    damaged file can hold."""
+    return [f"CREATE TABLE _copy AS SELECT * FROM {table} ORDER BY rowid", f"DROP TABLE {table}",
+            f"ALTER TABLE _copy RENAME TO {table}"]
+
+
+def _kernel_names(query, path) -> list:
+    return query("SELECT k.row_no, k.name FROM gpu_kernels k JOIN sources s USING (source_id) "
+                 "WHERE s.path LIKE ? ORDER BY k.row_no", [f"%/{path.name}"])
+
+
+@pytest.mark.parametrize("sample,statements", [
+    ("nsys_2024_pytorch.sqlite",
+     _without_constraints("StringIds") + ["INSERT INTO StringIds VALUES (1, 'a repeated id'), (3, NULL)"]
+     + _without_constraints("ENUM_CUDA_MEMCPY_OPER") + ["INSERT INTO ENUM_CUDA_MEMCPY_OPER (id) VALUES (NULL)"]
+     + _without_constraints("ENUM_NSYS_EVENT_TYPE") + ["INSERT INTO ENUM_NSYS_EVENT_TYPE (id, name) VALUES (NULL, 'x')"]),
+    ("nvprof_markers.nvvp",
+     _without_constraints("StringTable")
+     + ["INSERT INTO StringTable VALUES (1, 'a repeated id'), (NULL, 'no id'), (9999, NULL), ('text', 'x')"]),
+], ids=["nsys", "nvprof"])
+def test_damaged_lookup_tables(tmp_path, cli, tmp_db, query, sample, statements):
+    """A string id given twice (only a damaged export repeats one: every kernel row joined to it
+    was repeated, 29 rows read from 26), lookup rows without an id or a text (internal
+    errors): found by scripts/fuzz.py.  The first string of an id counts; the rows are read
+    as in the sample."""
+    changed = _changed_copy(tmp_path, sample, statements)
+    for path in (SAMPLES / sample, changed):
+        res = cli("ingest", "--db", tmp_db, path)
+        assert res.exit_code == 0, res.output
+    assert _counts(query, changed) == _counts(query, SAMPLES / sample)
+    assert _kernel_names(query, changed) == _kernel_names(query, SAMPLES / sample)

@@ -115,8 +115,11 @@ class _NsysIngest:
         self.con.execute("CREATE OR REPLACE TEMP TABLE _strings (id BIGINT, value VARCHAR, base VARCHAR)")
         if not self.db.has(g.STRING_TABLE):
             return
+        # one string per id, the first in the table (ids are its key; only a damaged file
+        # repeats one, which would repeat every row joined to it)
         self.db.copy_into(self.con, "_strings", g.STRING_TABLE, [g.C("id"), g.C("value", type="TEXT")],
-                          f"SELECT id, value, {base_api_name_sql('value')} AS base FROM _arrow WHERE _d = 0",
+                          f"""SELECT id, value, {base_api_name_sql('value')} AS base FROM _arrow WHERE _d = 0
+                              QUALIFY row_number() OVER (PARTITION BY id ORDER BY row_no) = 1""",
                           times=None)
 
     def prefetch_rest(self) -> None:
@@ -186,12 +189,17 @@ class _NsysIngest:
             )
 
     # ------------------------------------------------------------------ copies and sets
-    def _enum(self, table: str) -> dict[int, str]:
+    def _enum(self, table: str, column: str | None = None) -> dict[int, str]:
+        """An ENUM_ table's labels (``column``, else its label or name) by id; ids as the
+        id columns read them (CAST), rows without an id or a label left out."""
         if not self.db.has(table):
             return {}
         cols = self.db.columns(table)
-        label = "label" if "label" in cols else "name"
-        return {int(i): str(v) for i, v in self.db.fetchall(f"SELECT id, {q(label)} FROM {q(table)}")}
+        label = column or ("label" if "label" in cols else "name")
+        if label not in cols:
+            return {}
+        rows = self.db.fetchall(f"SELECT CAST(id AS INTEGER), {q(label)} FROM {q(table)}")
+        return {i: str(v) for i, v in rows if isinstance(i, int) and v is not None}
 
     def memops(self) -> int:
         enum = self._enum("ENUM_CUDA_MEMCPY_OPER")
@@ -276,13 +284,10 @@ class _NsysIngest:
         n_rows = self.db.count(table)
         self.total += n_rows
         types = dict(g.NVTX_EVENT_TYPES)
-        if self.db.has("ENUM_NSYS_EVENT_TYPE"):
-            cols = self.db.columns("ENUM_NSYS_EVENT_TYPE")
-            if "name" in cols:
-                for code, name in self.db.fetchall(f"SELECT id, name FROM {q('ENUM_NSYS_EVENT_TYPE')}"):
-                    kind = g.NVTX_ENUM_NAMES.get(str(name))
-                    if kind:
-                        types[int(code)] = kind
+        for code, name in self._enum("ENUM_NSYS_EVENT_TYPE", "name").items():
+            kind = g.NVTX_ENUM_NAMES.get(name)
+            if kind:
+                types[code] = kind
         tmap = {"code": ("BIGINT", list(types)), "kind": ("VARCHAR", list(types.values()))}
         with lookup_tables(con, _nvtx_types=tmap):
             con.execute("""CREATE OR REPLACE TEMP TABLE _nvtx (source_id INTEGER, row_no BIGINT, text VARCHAR,

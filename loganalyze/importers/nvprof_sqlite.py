@@ -59,8 +59,9 @@ class _NvprofIngest:
         if db.has("Version"):
             row = db.fetchall(f"SELECT * FROM {q('Version')} LIMIT 1")
             version = row[0][0] if row else None
-        strings = db.fetchall(f"SELECT _id_, value FROM {q(g.STRING_TABLE)}") if db.has(g.STRING_TABLE) else []
-        forms = [name_forms(v) for _, v in strings]
+        strings = _first_per_id(db.fetchall(f"SELECT CAST(_id_ AS INTEGER), value FROM {q(g.STRING_TABLE)} "
+                                            "ORDER BY rowid")) if db.has(g.STRING_TABLE) else []
+        forms = [name_forms(v) if v else (None, None) for _, v in strings]
         names = pa.table({
             "id": arrow_array([s[0] for s in strings], pa.int64()),
             "value": arrow_array([s[1] for s in strings], pa.string()),
@@ -226,3 +227,13 @@ class _NvprofIngest:
             "compute_capability": arrow_array([f"{r[4]}.{r[5]}" if r[4] is not None else None for r in rows], pa.string()),
         })
         insert_arrow(self.con, "gpu_devices", tbl)
+
+
+def _first_per_id(rows: list[tuple]) -> list[tuple[int, str | None]]:
+    """(id, text) of a string table's rows: the first row of each id (a damaged file may
+    repeat one), integer ids only (as the id columns read them), text as text."""
+    first: dict[int, str | None] = {}
+    for i, v in rows:
+        if isinstance(i, int) and i not in first:
+            first[i] = v if v is None or isinstance(v, str) else str(v)
+    return list(first.items())
