@@ -16,10 +16,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from loganalyze.grammars import onednn_verbose as g
-from loganalyze.importers import onednn_cut, onednn_positions
+from loganalyze.importers import onednn, onednn_cut, onednn_positions
 from loganalyze.importers.base import sql_string
+from loganalyze.ingest import ingest_file
 from loganalyze.inputs import InputFile
 from loganalyze.lines import LineStats, iter_line_batches
+from loganalyze.memory_limit import setting_bytes
+from loganalyze.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -203,8 +206,6 @@ def test_line_batches_cut_from_their_bytes(tmp_path):
 
 # --------------------------------------------------------------------------- memory
 def _limit(con) -> float:
-    from loganalyze.memory_limit import setting_bytes
-
     return setting_bytes(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
 
 
@@ -214,11 +215,6 @@ def test_lines_are_stored_under_the_memory_limit_into_a_file_only(tmp_path, monk
     lowered memory limit (so that DuckDB's cache of written blocks, and the peak RSS, stop
     growing with the log); an in-memory store keeps its own (it cannot spill); both get
     their limit back."""
-    from loganalyze.importers import onednn
-    from loganalyze.ingest import ingest_file
-    from loganalyze.memory_limit import setting_bytes
-    from loganalyze.store import Store
-
     seen = []
     step = onednn.OneDNNVerboseImporter._ingest_cut
 
