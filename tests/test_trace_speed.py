@@ -163,6 +163,62 @@ def test_per_event_arrays_are_released_before_publishing(tmp_path, small_trace, 
     assert held == [[]]
 
 
+def test_row_numbers_in_32_bits_below_2_to_the_31_rows():
+    import numpy as np
+
+    assert trace_spans.row_index_type(0) is np.int32
+    assert trace_spans.row_index_type((1 << 31) - 2) is np.int32
+    assert trace_spans.row_index_type((1 << 31) - 1) is np.int64
+    assert trace_spans.row_index_type(1 << 40) is np.int64
+
+
+def test_64_bit_row_numbers_give_the_rows_of_32_bit_ones(small_trace, monkeypatch):
+    """Traces of 2^31 rows and more keep their row numbers in 64 bits: the same rows."""
+    import numpy as np
+
+    path, _ = small_trace
+    with Store(":memory:") as store:
+        assert ingest_file(store, str(path)).status == "ingested"
+        narrow = _all_rows(store.con)
+    monkeypatch.setattr(trace_spans, "row_index_type", lambda rows: np.int64)
+    with Store(":memory:") as store:
+        assert ingest_file(store, str(path)).status == "ingested"
+        assert _all_rows(store.con) == narrow
+
+
+def test_event_numbers_apart_from_row_numbers_link_the_right_events(tmp_path, small_trace):
+    """Where the exact reader skips an event, row and event numbers part (the engine keeps
+    the event numbers then): every link still names the events it names when the event
+    is there but unusable (a bad ph), in the same places."""
+    path, _ = small_trace
+    doc = json.loads(path.read_text())
+    events = [json.dumps(e) for e in doc.pop("traceEvents")]
+    at = len(events) // 3
+    head = json.dumps(doc)[:-1] + ', "traceEvents": [\n'
+
+    def trace(name: str, element: str) -> Path:
+        out = tmp_path / name
+        out.write_text(head + ",\n".join(events[:at] + [element] + events[at:]) + "]}")
+        return out
+
+    unreadable = trace("unreadable.json", '{"ph": "X" "name": 1}')  # the exact reader skips it
+    unusable = trace("unusable.json", '{"ph": ""}')  # read, then skipped for its problem
+    rows = {}
+    for f in (unreadable, unusable):
+        with Store(":memory:") as store:
+            res = ingest_file(store, str(f))
+            assert res.status == "ingested", res.message
+            assert store.con.execute("SELECT DISTINCT reader FROM trace_files").fetchall() == [
+                ("stream" if f is unreadable else "duckdb",)]
+            assert store.con.execute("SELECT line_no FROM skipped_lines").fetchall() == [(at,)]
+            rows[f] = {t: v for t, v in _all_rows(store.con).items() if t not in ("skipped_lines", "trace_files")}
+            linked = store.con.execute(
+                f"SELECT count(*) FROM trace_events WHERE event_no > {at} AND (parent > {at} OR op_event > {at})"
+            ).fetchall()[0][0]
+            assert linked > 100
+    assert rows[unreadable] == rows[unusable]
+
+
 # ----------------------------------------------------------------- the event array in parts
 #: every table a trace file writes rows into, compared whole
 TRACE_TABLES = ("trace_events", "trace_counters", "trace_flows", "gpu_kernels", "gpu_memops", "gpu_api_calls",

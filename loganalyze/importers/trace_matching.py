@@ -138,7 +138,7 @@ class MatchingSteps:
                 self.stats.negative_durations += 1
                 skip[r] = True
                 skip[br] = True
-                begin_no = int(self.event_no[br])
+                begin_no = int(self._event_no_of(br))
                 if is_async:
                     end_reason, begin_reason = "async end before its begin: negative duration", "async begin after its end"
                 else:

@@ -31,29 +31,33 @@ class NestingSteps:
                JOIN _thr t ON e.pid IS NOT DISTINCT FROM t.pid AND e.tid IS NOT DISTINCT FROM t.tid
                WHERE e.ph IN ('X', 'B', 'b', 'S') AND e.problem IS NULL"""
         ).fetchnumpy()
-        r = np.asarray(d["r"], dtype=np.int64)
-        thr = np.asarray(d["thr"], dtype=np.int64)
-        ts = np.asarray(d["ts_ns"], dtype=np.int64)
-        xdur = np.asarray(d["dur_ns"], dtype=np.int64)
-        is_x = np.asarray(d["is_x"], dtype=bool)
-        is_async = np.asarray(d["is_async"], dtype=bool)
-        role = np.asarray(d["role"], dtype=np.int8)
+        r = np.asarray(d.pop("r"), dtype=self.idx)
+        thr = np.asarray(d.pop("thr"), dtype=self.idx)
+        ts = np.asarray(d.pop("ts_ns"), dtype=np.int64)
+        xdur = np.asarray(d.pop("dur_ns"), dtype=np.int64)
+        is_x = np.asarray(d.pop("is_x"), dtype=bool)
+        is_async = np.asarray(d.pop("is_async"), dtype=bool)
+        role = np.asarray(d.pop("role"), dtype=np.int8)
+        del d
         # B and async durations come from matching
         sd = np.where(is_x, xdur, dur[r])
-        unknown = sd == np.iinfo(np.int64).min
-        keep = ~unknown & (~is_async | async_op[r])
+        del xdur, is_x
+        keep = (sd != np.iinfo(np.int64).min) & (~is_async | async_op[r])
+        del is_async
         r, thr, ts, sd, role = r[keep], thr[keep], ts[keep], sd[keep], role[keep]
+        del keep
         is_op = (role == ROLE_CODES["op"]) | async_op[r]
         order = span_order(thr, ts, sd, r)
         self.n_threads = con.execute("SELECT count(*) FROM _thr").fetchall()[0][0]
-        return {
-            "r": r[order], "thr": thr[order], "ts": ts[order], "dur": sd[order],
-            "end": (ts + sd)[order], "is_op": is_op[order], "role": role[order],
-        }
+        spans = {"r": r[order], "thr": thr[order], "is_op": is_op[order], "role": role[order]}
+        del r, thr, is_op, role
+        spans["ts"], spans["dur"] = ts[order], sd[order]
+        spans["end"] = spans["ts"] + spans["dur"]
+        return spans
 
     def _bind_flows(self, spans) -> np.ndarray:
         """bound[r] = rowid of the slice each flow event binds to (-1: none)."""
-        bound = np.full(self.m, -1, dtype=np.int64)
+        bound = np.full(self.m, -1, dtype=self.idx)
         d = self.con.execute(
             """SELECT e.r, coalesce(t.code, -1) AS thr, e.ts_ns, e.ph = 'f' AND e.bp IS DISTINCT FROM 'e' AS nxt
                FROM _ev e LEFT JOIN _thr t ON e.pid IS NOT DISTINCT FROM t.pid AND e.tid IS NOT DISTINCT FROM t.tid
@@ -110,8 +114,8 @@ class NestingSteps:
     def _gpu_links(self, spans, bound):
         """launch_r[g], op_r[g] for device events; launch_gpu[r] = device ns per launch."""
         m = self.m
-        launch_r = np.full(m, -1, dtype=np.int64)
-        op_r = np.full(m, -1, dtype=np.int64)
+        launch_r = np.full(m, -1, dtype=self.idx)
+        op_r = np.full(m, -1, dtype=self.idx)
         launch_gpu = np.zeros(m, dtype=np.int64)
         role, sr, sdur = spans["role"], spans["r"], spans["dur"]
         gpu = np.isin(role, (ROLE_CODES["kernel"], ROLE_CODES["memcpy"], ROLE_CODES["memset"]))
@@ -164,34 +168,12 @@ class NestingSteps:
         and :func:`_inclusive`: vectorised for ordinary traces, linear on adversarial ones.
         """
         m = self.m
-        parent = np.full(m, -1, dtype=np.int64)
+        parent = np.full(m, -1, dtype=self.idx)
         depth = np.full(m, -1, dtype=np.int32)
         child = np.zeros(m, dtype=np.int64)
         gpu_self = np.zeros(m, dtype=np.int64)
-        thr, is_op = spans["thr"], spans["is_op"]
-        # only threads that have operators are swept (GPU streams are not)
-        op_threads = np.unique(thr[is_op])
-        sel = np.isin(thr, op_threads)
-        t_thr = thr[sel]
-        t_ts = spans["ts"][sel]
-        t_end = spans["end"][sel]
-        t_dur = spans["dur"][sel]
-        t_op = is_op[sel]
-        t_r = spans["r"][sel]
-        n = len(t_r)
-        improper = 0
-        if n:
-            par = _parents(t_thr, t_ts, t_end, t_op)
-            dep = _depths(par)
-            ops = np.nonzero(t_op & (par >= 0))[0]
-            np.add.at(child, t_r[par[ops]], t_dur[ops])
-            improper = int((t_end[ops] > t_end[par[ops]]).sum())
-            lg = launch_gpu[t_r]
-            calls = np.nonzero(~t_op & (par >= 0) & (lg > 0))[0]
-            np.add.at(gpu_self, t_r[par[calls]], lg[calls])
-            parent[t_r] = np.where(par >= 0, t_r[np.maximum(par, 0)], -1)
-            depth[t_r] = dep
-        self.stats.improper_nesting = improper
+        is_op = spans["is_op"]
+        self.stats.improper_nesting = _nest_threads(spans, launch_gpu, parent, depth, child, gpu_self)
         # device events: their operator is the launch call's parent (unless External id found one)
         if hasattr(self, "_gpu_r"):
             g = self._gpu_r
@@ -201,15 +183,39 @@ class NestingSteps:
             ext_only = ~via_launch & (op_r[g] >= 0)
             np.add.at(gpu_self, op_r[g[ext_only]], self._gpu_dur[ext_only])
         # inclusive device time: children into parents, deepest first
-        all_r = spans["r"]
-        op_rows = all_r[spans["is_op"]]
+        op_rows = spans["r"][is_op]
         gpu_total = _inclusive(op_rows, parent, depth, gpu_self)
         self_ns = np.zeros(m, dtype=np.int64)
-        dur_all = np.zeros(m, dtype=np.int64)
-        dur_all[all_r] = spans["dur"]
-        self_ns[op_rows] = dur_all[op_rows] - child[op_rows]
+        self_ns[op_rows] = spans["dur"][is_op] - child[op_rows]
+        del child
         self._op_rows = op_rows
         return parent, depth, self_ns, gpu_self, gpu_total
+
+
+def _nest_threads(spans: dict, launch_gpu: np.ndarray, parent: np.ndarray, depth: np.ndarray,
+                  child: np.ndarray, gpu_self: np.ndarray) -> int:
+    """The sweep over the threads that have operators (GPU streams have none): fills
+    ``parent`` and ``depth`` of their spans, the direct children's time ``child`` and device
+    time ``gpu_self`` of their operators (indexed by row); returns how many operators end
+    after their parent.  (Its copies of the swept spans go as it returns.)"""
+    thr, is_op = spans["thr"], spans["is_op"]
+    sel = np.isin(thr, np.unique(thr[is_op]))
+    t_thr, t_ts, t_end, t_dur = thr[sel], spans["ts"][sel], spans["end"][sel], spans["dur"][sel]
+    t_op, t_r = is_op[sel], spans["r"][sel]
+    del sel
+    if not len(t_r):
+        return 0
+    par = _parents(t_thr, t_ts, t_end, t_op)
+    dep = _depths(par)
+    ops = np.nonzero(t_op & (par >= 0))[0]
+    np.add.at(child, t_r[par[ops]], t_dur[ops])
+    improper = int((t_end[ops] > t_end[par[ops]]).sum())
+    lg = launch_gpu[t_r]
+    calls = np.nonzero(~t_op & (par >= 0) & (lg > 0))[0]
+    np.add.at(gpu_self, t_r[par[calls]], lg[calls])
+    parent[t_r] = np.where(par >= 0, t_r[np.maximum(par, 0)], -1)
+    depth[t_r] = dep
+    return improper
 
 
 def span_order(thr: np.ndarray, ts: np.ndarray, dur: np.ndarray, r: np.ndarray) -> np.ndarray:

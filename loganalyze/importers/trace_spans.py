@@ -16,6 +16,12 @@ from .trace_tables import TableSteps
 from .trace_workspace import Workspace
 
 
+def row_index_type(rows: int) -> type:
+    """The numpy type of the span engine's arrays of row numbers for ``rows`` rows: 32-bit
+    below 2^31 rows (half the memory of 64-bit: these arrays are most of the engine's)."""
+    return np.int32 if rows < np.iinfo(np.int32).max else np.int64
+
+
 class NeedsExactReader(Exception):
     """Fractional times too large for DuckDB's double-based number reading."""
 
@@ -55,12 +61,13 @@ class SpanEngine(MatchingSteps, NestingSteps, TableSteps):
         self.m = m
         self._report_problems()
         self._find_duplicates()
-        self.event_no = self._by_row("event_no")
+        self.idx = row_index_type(m)
+        self.event_no = self._event_numbers()
         skip = np.zeros(m, dtype=bool)
         problems = self.con.execute("SELECT r FROM _ev WHERE problem IS NOT NULL").fetchnumpy()["r"]
         skip[np.asarray(problems, dtype=np.int64)] = True
         dur = np.full(m, np.iinfo(np.int64).min, dtype=np.int64)  # min = unknown
-        end_r = np.full(m, -1, dtype=np.int64)
+        end_r = np.full(m, -1, dtype=self.idx)
         async_op = np.zeros(m, dtype=bool)
         self._match_begin_end(dur, end_r, skip)
         self._match_async(dur, end_r, skip, async_op)
@@ -77,6 +84,19 @@ class SpanEngine(MatchingSteps, NestingSteps, TableSteps):
         for name in ("event_no", "_gpu_r", "_gpu_dur", "_op_rows"):
             self.__dict__.pop(name, None)
         self._derived()
+
+    def _event_numbers(self) -> np.ndarray | None:
+        """The event number of each row (indexed by ``r``), or None when every row's event
+        number is its row number (what DuckDB's reader gives: the array is not kept)."""
+        differ = self.con.execute("SELECT count(*) FROM _ev WHERE event_no <> r").fetchall()[0][0]
+        if not differ:
+            return None
+        out = self._by_row("event_no")
+        return out.astype(np.int32) if self.m and int(out.max()) < np.iinfo(np.int32).max else out
+
+    def _event_no_of(self, rows):
+        """The event numbers of the rows ``rows`` (an array of ``r``, or one ``r``)."""
+        return rows if self.event_no is None else self.event_no[rows]
 
     def _by_row(self, column: str) -> np.ndarray:
         """An int64 column of ``_ev`` as an array indexed by the row number ``r`` (-1 where it

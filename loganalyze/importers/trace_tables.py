@@ -24,13 +24,12 @@ class TableSteps:
         ``arrays`` (skip, dur, end_r, async_op, parent, depth, self_ns, gpu_self, gpu_total,
         launch_r, op_r, bound: one entry per row) is emptied as its columns are converted."""
         m = self.m
-        ev = self.event_no
         unknown = np.iinfo(np.int64).min
 
-        def ev_of(key):
+        def ev_of(key):  # event numbers as 32-bit integers where they fit (the INSERT widens them)
             rr = arrays.pop(key)
-            out = np.where(rr >= 0, ev[np.clip(rr, 0, max(m - 1, 0))], 0)
-            return numpy_array(out, pa.int64(), mask=rr < 0)
+            out = np.where(rr >= 0, self._event_no_of(np.clip(rr, 0, max(m - 1, 0))), 0)
+            return numpy_array(out, mask=rr < 0)
 
         def masked(key, not_op):
             return numpy_array(arrays.pop(key), pa.int64(), mask=not_op)
@@ -43,7 +42,7 @@ class TableSteps:
         has_depth = depth >= 0
         dur = arrays.pop("dur")
         columns = [
-            ("x_r", numpy_array(np.arange(m, dtype=np.int64))),  # the row number r of _ev
+            ("x_r", numpy_array(np.arange(m, dtype=self.idx))),  # the row number r of _ev
             ("x_skip", numpy_array(arrays.pop("skip"))),
             ("x_dur", numpy_array(dur, pa.int64(), mask=dur == unknown)),
             ("x_end_event", ev_of("end_r")),
@@ -58,7 +57,8 @@ class TableSteps:
         ]
         bound = arrays.pop("bound")
         flow_rows = np.flatnonzero(bound >= 0)  # the flow events bound to a slice
-        bound_table = pa.table({"event_no": numpy_array(ev[flow_rows]), "bound_event": numpy_array(ev[bound[flow_rows]])})
+        bound_table = pa.table({"event_no": numpy_array(self._event_no_of(flow_rows), pa.int64()),
+                                "bound_event": numpy_array(self._event_no_of(bound[flow_rows]), pa.int64())})
         del bound, flow_rows
         del dur, depth, has_depth, not_op
         res = pa.table(dict(columns))
