@@ -219,6 +219,58 @@ def test_event_numbers_apart_from_row_numbers_link_the_right_events(tmp_path, sm
     assert rows[unreadable] == rows[unusable]
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_sweep_of_a_prefix_of_threads_equals_the_sweep_of_a_selection(seed):
+    """Threads with operators numbered first make the swept spans a prefix (no copy); any
+    other numbering selects them: both give every array the same values."""
+    import numpy as np
+
+    from loganalyze.importers import trace_nesting as tn
+
+    rng = np.random.default_rng(seed)
+    n, m = 4000, 5000
+    thr = rng.integers(0, 6, n)
+    is_op = rng.random(n) < 0.5
+    is_op[thr >= 4] = False  # threads 4 and 5: device streams, no operators
+    r = rng.permutation(m)[:n]
+    ts, dur = rng.integers(0, 800, n), rng.integers(0, 90, n)
+    launch_gpu = np.where(rng.random(m) < 0.2, rng.integers(1, 50, m), 0)
+    results = []
+    for code in (np.arange(6), np.array([4, 0, 5, 1, 2, 3])):  # op threads first; op threads apart
+        t = code[thr]
+        order = tn.span_order(t, ts, dur, r)
+        spans = {"thr": t[order], "is_op": is_op[order], "r": r[order], "ts": ts[order], "dur": dur[order],
+                 "end": (ts + dur)[order]}
+        out = [np.full(m, -1), np.full(m, -1, dtype=np.int32), np.zeros(m, np.int64), np.zeros(m, np.int64)]
+        improper = tn._nest_threads(spans, launch_gpu, *out)
+        parent = out[0]
+        results.append((improper, [a.tolist() for a in out]))
+        assert (parent >= 0).sum() > 1000
+    assert results[0] == results[1]
+
+
+def test_a_trace_without_begin_end_pairs_gives_the_rows_it_gives_with_one(tmp_path, small_trace):
+    """Without B/E or async pairs the engine keeps no arrays for them (the Kineto case): the
+    rows are those of the same trace with one B/E pair added on a thread of its own."""
+    path, _ = small_trace
+    doc = json.loads(path.read_text())
+    pair = [{"ph": "B", "name": "extra", "pid": 999, "tid": 999, "ts": 1},
+            {"ph": "E", "name": "extra", "pid": 999, "tid": 999, "ts": 5}]
+    paired = tmp_path / "paired.json"
+    paired.write_text(json.dumps({**doc, "traceEvents": doc["traceEvents"] + pair}))
+    rows = []
+    for f in (path, paired):
+        with Store(":memory:") as store:
+            assert ingest_file(store, str(f)).status == "ingested"
+            rows.append(store.con.execute("SELECT * EXCLUDE (source_id) FROM trace_events WHERE pid <> '999' "
+                                          "ORDER BY event_no").fetchall())
+            if f is paired:
+                assert store.con.execute("SELECT dur_ns, end_event FROM trace_events WHERE ph = 'B'").fetchall() == [
+                    (4000, len(doc["traceEvents"]) + 1)]
+    assert rows[0] == rows[1]
+    assert sum(1 for row in rows[0] if row[-1] is not None) > 100
+
+
 # ----------------------------------------------------------------- the event array in parts
 #: every table a trace file writes rows into, compared whole
 TRACE_TABLES = ("trace_events", "trace_counters", "trace_flows", "gpu_kernels", "gpu_memops", "gpu_api_calls",

@@ -20,9 +20,11 @@ class NestingSteps:
         first, file order; with the arrays the later steps need."""
         con = self.con
         con.execute("DROP TABLE IF EXISTS _thr")
+        # threads with operators first: the sweep then takes a prefix of the spans (no copy)
         con.execute(
-            """CREATE TABLE _thr AS SELECT row_number() OVER (ORDER BY pid, tid) - 1 AS code, pid, tid
-               FROM (SELECT DISTINCT pid, tid FROM _ev WHERE ph IN ('X', 'B', 'b', 'S'))""")
+            """CREATE TABLE _thr AS SELECT row_number() OVER (ORDER BY NOT has_op, pid, tid) - 1 AS code, pid, tid
+               FROM (SELECT pid, tid, bool_or(role = 'op' AND problem IS NULL) AS has_op FROM _ev
+                     WHERE ph IN ('X', 'B', 'b', 'S') GROUP BY pid, tid)""")
         d = con.execute(
             f"""SELECT e.r, t.code AS thr, e.ts_ns, coalesce(e.dur_ns, 0) AS dur_ns, e.ph = 'X' AS is_x,
                       e.ph IN ('b', 'S') AS is_async,
@@ -39,8 +41,8 @@ class NestingSteps:
         is_async = np.asarray(d.pop("is_async"), dtype=bool)
         role = np.asarray(d.pop("role"), dtype=np.int8)
         del d
-        # B and async durations come from matching
-        sd = np.where(is_x, xdur, dur[r])
+        # B and async durations come from matching (no pairs: every span is an X)
+        sd = xdur if dur is None else np.where(is_x, xdur, dur[r])
         del xdur, is_x
         keep = (sd != np.iinfo(np.int64).min) & (~is_async | async_op[r])
         del is_async
@@ -197,9 +199,14 @@ def _nest_threads(spans: dict, launch_gpu: np.ndarray, parent: np.ndarray, depth
     """The sweep over the threads that have operators (GPU streams have none): fills
     ``parent`` and ``depth`` of their spans, the direct children's time ``child`` and device
     time ``gpu_self`` of their operators (indexed by row); returns how many operators end
-    after their parent.  (Its copies of the swept spans go as it returns.)"""
+    after their parent.  (Its copies of the swept spans, if any, go as it returns.)"""
     thr, is_op = spans["thr"], spans["is_op"]
-    sel = np.isin(thr, np.unique(thr[is_op]))
+    op_threads = np.unique(thr[is_op])
+    if not len(op_threads) or op_threads[-1] == len(op_threads) - 1:
+        # the threads numbered first (as _spans numbers them): a prefix of the spans, not copied
+        sel = slice(0, int(np.searchsorted(thr, len(op_threads))))
+    else:
+        sel = np.isin(thr, op_threads)
     t_thr, t_ts, t_end, t_dur = thr[sel], spans["ts"][sel], spans["end"][sel], spans["dur"][sel]
     t_op, t_r = is_op[sel], spans["r"][sel]
     del sel

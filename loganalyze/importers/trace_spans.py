@@ -16,6 +16,10 @@ from .trace_tables import TableSteps
 from .trace_workspace import Workspace
 
 
+#: the phases matched in pairs (B/E, async begin/end)
+PAIRED_PHASES = ("B", "E", "b", "e", "S", "F")
+
+
 def row_index_type(rows: int) -> type:
     """The numpy type of the span engine's arrays of row numbers for ``rows`` rows: 32-bit
     below 2^31 rows (half the memory of 64-bit: these arrays are most of the engine's)."""
@@ -66,11 +70,14 @@ class SpanEngine(MatchingSteps, NestingSteps, TableSteps):
         skip = np.zeros(m, dtype=bool)
         problems = self.con.execute("SELECT r FROM _ev WHERE problem IS NOT NULL").fetchnumpy()["r"]
         skip[np.asarray(problems, dtype=np.int64)] = True
-        dur = np.full(m, np.iinfo(np.int64).min, dtype=np.int64)  # min = unknown
-        end_r = np.full(m, -1, dtype=self.idx)
         async_op = np.zeros(m, dtype=bool)
-        self._match_begin_end(dur, end_r, skip)
-        self._match_async(dur, end_r, skip, async_op)
+        dur = end_r = None  # the durations and ends of begin/end pairs (Kineto writes none)
+        if con.execute(f"SELECT count(*) FROM _ev WHERE ph IN ({te.sql_list(PAIRED_PHASES)}) "
+                       "AND problem IS NULL").fetchall()[0][0]:
+            dur = np.full(m, np.iinfo(np.int64).min, dtype=np.int64)  # min = unknown
+            end_r = np.full(m, -1, dtype=self.idx)
+            self._match_begin_end(dur, end_r, skip)
+            self._match_async(dur, end_r, skip, async_op)
         spans = self._spans(dur, async_op)
         bound = self._bind_flows(spans)
         launch_r, op_r, launch_gpu = self._gpu_links(spans, bound)

@@ -28,6 +28,8 @@ class TableSteps:
 
         def ev_of(key):  # event numbers as 32-bit integers where they fit (the INSERT widens them)
             rr = arrays.pop(key)
+            if rr is None:
+                return None
             out = np.where(rr >= 0, self._event_no_of(np.clip(rr, 0, max(m - 1, 0))), 0)
             return numpy_array(out, mask=rr < 0)
 
@@ -44,7 +46,7 @@ class TableSteps:
         columns = [
             ("x_r", numpy_array(np.arange(m, dtype=self.idx))),  # the row number r of _ev
             ("x_skip", numpy_array(arrays.pop("skip"))),
-            ("x_dur", numpy_array(dur, pa.int64(), mask=dur == unknown)),
+            ("x_dur", None if dur is None else numpy_array(dur, pa.int64(), mask=dur == unknown)),
             ("x_end_event", ev_of("end_r")),
             ("x_async_op", numpy_array(arrays.pop("async_op"))),
             ("x_parent", ev_of("parent")),
@@ -61,7 +63,9 @@ class TableSteps:
                                 "bound_event": numpy_array(self._event_no_of(bound[flow_rows]), pa.int64())})
         del bound, flow_rows
         del dur, depth, has_depth, not_op
-        res = pa.table(dict(columns))
+        res = pa.table({name: array for name, array in columns if array is not None})
+        # a column no row has (no begin/end pairs) is NULL in the SELECT, not a column of NULLs
+        x = {name: f"x.{name}" if array is not None else "CAST(NULL AS BIGINT)" for name, array in columns}
         del columns
         con = self.con
         create_arrow_table(con, "_bound", bound_table)
@@ -78,8 +82,9 @@ class TableSteps:
             selects.append(
                 f"""SELECT CAST({int(self.sid)} AS INTEGER) AS source_id, e.event_no, e.ph,
                        CASE WHEN x.x_async_op THEN 'op' ELSE e.role END AS role, e.cat, e.name, e.pid, e.tid,
-                       e.ts_ns, coalesce(e.dur_ns, x.x_dur) AS dur_ns, e.ts_ns + coalesce(e.dur_ns, x.x_dur) AS end_ns,
-                       x.x_depth AS depth, x.x_parent AS parent, x.x_self AS self_ns, x.x_end_event AS end_event,
+                       e.ts_ns, coalesce(e.dur_ns, {x['x_dur']}) AS dur_ns,
+                       e.ts_ns + coalesce(e.dur_ns, {x['x_dur']}) AS end_ns,
+                       x.x_depth AS depth, x.x_parent AS parent, x.x_self AS self_ns, {x['x_end_event']} AS end_event,
                        e.id, e.bp, e.scope, e.correlation, e.external_id, x.x_launch AS launch_event,
                        x.x_op AS op_event, x.x_gpu_self AS gpu_self_ns, x.x_gpu_total AS gpu_total_ns, e.args
                 FROM ({renumbered_sql(f"{q}.{table}", offset)}) e POSITIONAL JOIN {q}._res{k} x
