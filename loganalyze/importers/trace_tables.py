@@ -59,8 +59,9 @@ class TableSteps:
         ]
         bound = arrays.pop("bound")
         flow_rows = np.flatnonzero(bound >= 0)  # the flow events bound to a slice
-        bound_table = pa.table({"event_no": numpy_array(self._event_no_of(flow_rows), pa.int64()),
-                                "bound_event": numpy_array(self._event_no_of(bound[flow_rows]), pa.int64())})
+        bound_table = pa.table({  # 64-bit in numpy (an Arrow cast would import pyarrow.compute)
+            "event_no": numpy_array(np.asarray(self._event_no_of(flow_rows), dtype=np.int64)),
+            "bound_event": numpy_array(np.asarray(self._event_no_of(bound[flow_rows]), dtype=np.int64))})
         del bound, flow_rows
         del dur, depth, has_depth, not_op
         res = pa.table({name: array for name, array in columns if array is not None})
