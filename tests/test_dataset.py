@@ -12,7 +12,7 @@ import pytest
 
 import loganalyze
 from conftest import invoke_cli
-from loganalyze.dataset.layout import dataset_source_id
+from loganalyze.dataset.layout import dataset_source_id, is_create_view, schema_views_sql
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 
@@ -78,6 +78,19 @@ def sample_db(tmp_path_factory) -> str:
         d.ingest(sample_files("trace"), run="trace")
         d.ingest(sample_files("gpu"))  # no run label: the NULL partition
     return db
+
+
+def test_every_view_of_the_schema_is_made_over_a_dataset():
+    """The dataset reader runs every CREATE VIEW of the schema (a statement text may start
+    with the comments before it: DuckDB 2.0.1's ``extract_statements`` keeps them)."""
+    with loganalyze.connect(":memory:") as db:
+        views = {v for (v,) in db.con.execute(
+            "SELECT view_name FROM duckdb_views() WHERE NOT internal AND schema_name = 'main'").fetchall()}
+    made = {sql.split(" VIEW ", 1)[1].split()[0] for sql in schema_views_sql()}
+    assert views and made == views
+    assert is_create_view("\n\n-- the operators\n/* and\n more */ create or replace view v AS SELECT 1")
+    assert is_create_view("CREATE VIEW v AS SELECT 1")
+    assert not is_create_view("-- CREATE VIEW in a comment\nCREATE TABLE t (a INT)")
 
 
 def test_export_gives_the_same_answers(sample_db, tmp_path):

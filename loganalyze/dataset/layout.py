@@ -17,6 +17,7 @@ the DuckDB schema (``loganalyze/schema/*.sql``), defined once for both stores; o
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from dataclasses import dataclass
 from functools import lru_cache
@@ -87,14 +88,25 @@ def schema_tables() -> dict[str, tuple[Column, ...]]:
     return {t: tuple(cols) for t, cols in tables.items()}
 
 
+#: whitespace and SQL comments before a statement's first keyword
+_LEADING_COMMENTS = re.compile(r"\A(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?\*/)*", re.S)
+
+
+def is_create_view(statement: str) -> bool:
+    """Whether SQL ``statement`` creates a view, whatever whitespace and comments come before
+    it (DuckDB 2.0.1's ``extract_statements`` keeps those of the text before a statement
+    with it; 2.0.0 dropped them)."""
+    head = _LEADING_COMMENTS.sub("", statement, count=1).upper()
+    return head.startswith(("CREATE VIEW", "CREATE OR REPLACE VIEW"))
+
+
 def schema_views_sql() -> list[str]:
     """The schema's CREATE VIEW statements, in order (they run over either store's tables)."""
     import duckdb
 
     from ..store import _schema_sql
 
-    return [s.query for s in duckdb.extract_statements(_schema_sql())
-            if s.query.lstrip().upper().startswith(("CREATE VIEW", "CREATE OR REPLACE VIEW"))]
+    return [s.query for s in duckdb.extract_statements(_schema_sql()) if is_create_view(s.query)]
 
 
 def dataset_source_id(sha256: str) -> int:
