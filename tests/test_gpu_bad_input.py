@@ -228,10 +228,7 @@ def test_nsys_runtime_rows_without_an_event_class_count_once(tmp_path, cli, tmp_
     the counts did not add up)."""
     first = "SELECT rowid FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE eventClass = 0 ORDER BY rowid"
     changed = _changed_copy(tmp_path, "nsys_2022_pytorch.sqlite", [
-        # the same table without its NOT NULL constraints
-        "CREATE TABLE runtime AS SELECT * FROM CUPTI_ACTIVITY_KIND_RUNTIME ORDER BY rowid",
-        "DROP TABLE CUPTI_ACTIVITY_KIND_RUNTIME",
-        "ALTER TABLE runtime RENAME TO CUPTI_ACTIVITY_KIND_RUNTIME",
+        *_without_constraints("CUPTI_ACTIVITY_KIND_RUNTIME"),
         f"UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET eventClass = NULL, start = NULL WHERE rowid IN ({first} LIMIT 3)",
         f"UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET eventClass = NULL WHERE rowid IN ({first} LIMIT 1 OFFSET 3)",
     ])

@@ -15,6 +15,12 @@ from .base import create_arrow_table
 from .trace_load import update_events
 
 
+#: the phases matched in pairs: begin/end per thread, and async begin/end
+BEGIN_END_PHASES = ("B", "E")
+ASYNC_PHASES = ("b", "e", "S", "F")
+PAIRED_PHASES = BEGIN_END_PHASES + ASYNC_PHASES
+
+
 @dataclass
 class SpanStats:
     events: int = 0
@@ -81,15 +87,15 @@ class MatchingSteps:
     # ------------------------------------------------------------------ matching
     def _match_begin_end(self, dur, end_r, skip) -> None:
         rows = self.con.execute(
-            """SELECT r, ph, name, ts_ns, event_no, cat, pid, tid, id FROM _ev
-               WHERE ph IN ('B', 'E') AND problem IS NULL ORDER BY r"""
+            f"""SELECT r, ph, name, ts_ns, event_no, cat, pid, tid, id FROM _ev
+               WHERE ph IN ({te.sql_list(BEGIN_END_PHASES)}) AND problem IS NULL ORDER BY r"""
         ).fetchall()
         self.stats.unmatched_e, self.stats.unclosed_b = self._pair_up(rows, False, dur, end_r, skip)
 
     def _match_async(self, dur, end_r, skip, async_op) -> None:
         rows = self.con.execute(
-            """SELECT r, ph, name, ts_ns, event_no, cat, pid, tid, id FROM _ev
-               WHERE ph IN ('b', 'e', 'S', 'F') AND problem IS NULL ORDER BY r"""
+            f"""SELECT r, ph, name, ts_ns, event_no, cat, pid, tid, id FROM _ev
+               WHERE ph IN ({te.sql_list(ASYNC_PHASES)}) AND problem IS NULL ORDER BY r"""
         ).fetchall()
         if not rows:
             return

@@ -10,14 +10,10 @@ import numpy as np
 from ..grammars import trace_event as te
 from .base import IngestContext
 from .trace_load import update_events
-from .trace_matching import MatchingSteps, SpanStats
+from .trace_matching import PAIRED_PHASES, MatchingSteps, SpanStats
 from .trace_nesting import NestingSteps
 from .trace_tables import TableSteps
 from .trace_workspace import Workspace
-
-
-#: the phases matched in pairs (B/E, async begin/end)
-PAIRED_PHASES = ("B", "E", "b", "e", "S", "F")
 
 
 def row_index_type(rows: int) -> type:
