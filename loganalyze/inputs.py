@@ -28,6 +28,7 @@ from typing import Callable, Iterator
 from . import tempfiles
 from .gunzip import GZIP_MAGIC, GunzipStream
 from .paths import DATABASE_SUFFIXES, STDIN, Candidate, expand_paths  # noqa: F401 - re-exported
+from .spare_buffers import SpareBuffers
 
 CHUNK = 16 << 20
 #: compressed bytes read at a time
@@ -353,10 +354,12 @@ class _RawReader:
         read (a buffer without a newline goes as it is; the file's last bytes go as they are).
         Every byte read is hashed once, in order: the read bytes up to the last newline, then
         the partial line (a copy of its own), since a buffer shared with the hasher's thread
-        cannot be resized."""
+        cannot be resized.  A buffer is used again for a later read once nothing refers to
+        it any more (:mod:`loganalyze.spare_buffers`: fresh pages cost a fault each)."""
         tail = b""
+        spares = SpareBuffers()
         while True:
-            buf = bytearray(len(tail) + self.size)
+            buf = spares.take(len(tail) + self.size)
             buf[:len(tail)] = tail
             with memoryview(buf) as view:
                 n = self._io(self.raw.readinto, view[len(tail):])
@@ -374,6 +377,7 @@ class _RawReader:
                 if rest:
                     self.hasher.update(rest)
             yield buf
+            del buf  # free for the next read once its readers are done with it
             tail = rest
             if self.progress:
                 self.progress(self.done)

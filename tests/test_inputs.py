@@ -159,6 +159,47 @@ def test_whole_line_chunks_are_the_file_in_order_and_end_at_newlines(data, size)
         assert whole.content_bytes == len(data)
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from([b"ab", b"\n", b"\r\n", b"x" * 40]), max_size=60).map(b"".join),
+       st.sampled_from([1, 3, 64]), st.sampled_from(["buffer", "memoryview", "numpy", "arrow"]))
+def test_whole_line_chunks_held_by_a_reader_are_not_read_into_again(data, size, hold):
+    """A chunk something still refers to (the buffer itself, or a view of its bytes) is not
+    reused for a later read: every chunk kept keeps its bytes."""
+    import numpy as np
+    import pyarrow as pa
+
+    keep = {"buffer": lambda c: c, "memoryview": memoryview, "numpy": lambda c: np.frombuffer(c, dtype=np.uint8),
+            "arrow": pa.py_buffer}[hold]
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "x.log"
+        path.write_bytes(data)
+        kept = [keep(c) for c in InputFile(str(path)).chunks(size, whole_lines=True)]
+        assert b"".join(bytes(k) for k in kept) == data
+
+
+@pytest.mark.parametrize("hold", ["memoryview", "numpy", "arrow", "slice view"])
+def test_spare_buffers_are_reused_only_once_nothing_refers_to_them(hold):
+    import numpy as np
+    import pyarrow as pa
+
+    from loganalyze.spare_buffers import SpareBuffers
+
+    keep = {"memoryview": memoryview, "numpy": lambda b: np.frombuffer(b, dtype=np.uint8),
+            "arrow": pa.py_buffer, "slice view": lambda b: memoryview(b)[2:4]}[hold]
+    spares = SpareBuffers(keep=2)
+    first = spares.take(8)
+    first_id = id(first)
+    view = keep(first)
+    del first
+    second = spares.take(8)
+    assert id(second) != first_id and spares.made == 2  # the view still refers to the first
+    del view
+    third = spares.take(16)
+    assert id(third) == first_id and len(third) == 16 and spares.reused == 1  # free, reused, grown
+    del third
+    assert len(spares.take(3)) == 3 and spares.made == 2  # reused again, cut to the size asked for
+
+
 def test_sha256_in_background(tmp_path, monkeypatch):
     """A reader that opens the file itself (SQLite, DuckDB) has its sha256 computed on a
     helper thread: the same digest (a chunks pass meanwhile leaves the hashing to it), and a
