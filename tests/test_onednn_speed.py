@@ -204,6 +204,29 @@ def test_line_batches_cut_from_their_bytes(tmp_path):
     assert sum(len(b.rejected) for b in batches) == 1
 
 
+def _stored(tmp_path, log: Path, name: str) -> tuple[list, list]:
+    with Store(str(tmp_path / f"{name}.duckdb")) as store:
+        assert ingest_file(store, str(log)).status == "ingested"
+        events = store.con.execute(
+            "SELECT line_no, shape_id, ts_ms, time_ms FROM onednn_events ORDER BY line_no").fetchall()
+        skipped = store.con.execute("SELECT line_no, reason, text FROM skipped_lines ORDER BY line_no").fetchall()
+    return events, skipped
+
+
+def test_small_batches_store_what_one_batch_stores(tmp_path, monkeypatch):
+    """The cut workers look shape ids up in what the file had shown when they started, two
+    batches ahead of the main thread, which fills in the keys found since (the same key in
+    batches 1 and 2: unknown to batch 2's worker, known when batch 2 is stored)."""
+    import loganalyze.lines as lines_module
+
+    log = tmp_path / "hostile.log"
+    log.write_text("".join(HOSTILE * 3), encoding="utf-8")
+    whole = _stored(tmp_path, log, "whole")
+    monkeypatch.setattr(lines_module, "MAX_LINES_PER_BATCH", 7)
+    small = _stored(tmp_path, log, "small")
+    assert small == whole and len(whole[0]) > 60 and None not in {row[1] for row in whole[0]}
+
+
 # --------------------------------------------------------------------------- memory
 def _limit(con) -> float:
     return setting_bytes(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])

@@ -8,7 +8,9 @@ How a file goes in (see docs/benchmarks.md for what each step costs):
    (the line without its timestamp and last field), timestamp and time: one compiled pass
    over the batch's bytes finds the pieces (``onednn_positions``, numba; the interpreter for
    a process's first 40,000 lines), polars reads them; on worker threads, two batches
-   at once; the batch's distinct keys get their shape ids (DuckDB's ``hash(key)``) once each.
+   at once, which also look up the shape ids of the keys the file has shown so far; on
+   the main thread, keys new to the file get their shape ids (DuckDB's ``hash(key)``)
+   once each.
 3. Keys never seen before are read once by the pyparsing grammar
    (``loganalyze.grammars.onednn_verbose.parse_shape``) into a row of ``onednn_shapes``.
    When the grammar says the tail is not a time (info lines, diagnostics, untimed or
@@ -78,7 +80,6 @@ class OneDNNVerboseImporter:
         known: dict[int, str] = {}
         for shape_id, timed in con.execute("SELECT shape_id, timed FROM onednn_shapes").fetchall():
             known[shape_id] = "ok" if timed else "whole"
-        from . import onednn_cut as cut
 
         stats = LineStats()
         batches = prefetch(iter_line_batches(ctx.file, stats, ctx.progress))
@@ -91,7 +92,7 @@ class OneDNNVerboseImporter:
                 for line_no, reason, text in lines.rejected:
                     if g.starts_with_marker(text):
                         ctx.skip(line_no, reason, text)
-                cutting.append(workers.submit(cut.cut_batch, lines))
+                cutting.append(workers.submit(self._cut_batch, lines))
                 if len(cutting) > CUT_WORKERS:
                     self._ingest_cut(ctx, cutting.popleft().result(), known)
             while cutting:
@@ -116,6 +117,14 @@ class OneDNNVerboseImporter:
         ctx.source.update(crlf_lines=stats.crlf, ends_with_newline=stats.ends_with_newline)
         self._describe_source(ctx)
 
+    def _cut_batch(self, lines) -> pl.DataFrame:
+        """A batch's lines cut (``onednn_cut.cut_batch``), with the shape ids of the keys this
+        file has shown so far (on a worker thread: what the main thread finds later fills
+        the rest, in :meth:`_ingest_cut`)."""
+        from . import onednn_cut as cut
+
+        return cut.with_events(cut.cut_batch(lines), self._ids)
+
     def _ingest_cut(self, ctx: IngestContext, cuts: pl.DataFrame, known: dict[int, str]) -> None:
         """The events of one batch's cut verbose lines (from ``cut_batch``) into
         ``onednn_events``: odd times read, new shapes parsed, lines whose last field is not a
@@ -128,17 +137,19 @@ class OneDNNVerboseImporter:
 
         from . import onednn_cut as cut
 
-        cuts = cut.settle_times(ctx.con, cuts)
-        if not cuts.height:
+        events = cut.settle_times(ctx.con, cuts)
+        if not events.height:
             return
-        fresh = cuts.filter(~pl.col("key_hash").is_in(self._ids["key_hash"].implode()))
-        if fresh.height:
-            found = cut.with_shape_ids(ctx.con, cut.keys_of(fresh))
-            self._ids = pl.concat([self._ids, found.select("key_hash", "shape_id")])
-            new = found.filter(~pl.col("shape_id").is_in(list(known)))
-            if new.height:
-                self._parse_new_keys(ctx, new, known)
-        events = cut.with_events(cuts, self._ids)
+        if events["shape_id"].null_count():
+            # keys the worker did not know: new to this file, or found since it looked
+            fresh = events.filter(pl.col("shape_id").is_null() & ~pl.col("key_hash").is_in(self._ids["key_hash"].implode()))
+            if fresh.height:
+                found = cut.with_shape_ids(ctx.con, cut.keys_of(fresh))
+                self._ids = pl.concat([self._ids, found.select("key_hash", "shape_id")])
+                new = found.filter(~pl.col("shape_id").is_in(list(known)))
+                if new.height:
+                    self._parse_new_keys(ctx, new, known)
+            events = cut.with_events(events, self._ids)
         ok_ids, rekey_ids = (self._ids_with(known, status) for status in ("ok", "rekey"))
         untimed_ok = pl.col("time_ms").is_null() & pl.col("shape_id").is_in(ok_ids.implode())
         if events.select(untimed_ok.any()).item():

@@ -59,7 +59,7 @@ def cut_batch(lines: LineBatch | pa.Table) -> pl.DataFrame:
     Columns: ``line_no``; ``pre`` and ``rest`` (binary: the key is ``pre || rest``);
     ``ts_ms`` (the timestamp, or null); ``tail`` (the last field's text, or null when the
     line has no field after its leading ones); ``time_ms`` (``tail`` when it is a plain
-    decimal number, else null); ``key_hash`` (polars' hash of the key, to group lines by
+    decimal number and finite, else null); ``key_hash`` (polars' hash of the key, to group lines by
     key); ``odd`` (a tail that is not a plain decimal: :func:`settle_times` reads it).
     """
     buffer, offsets, line_nos = _buffers(lines)
@@ -82,23 +82,28 @@ def cut_batch(lines: LineBatch | pa.Table) -> pl.DataFrame:
         time_ms=pl.when("plain").then(pl.col("tail").cast(pl.String).cast(pl.Float64)),
         key_hash=pl.col("rest").hash(_HASH_SEED).xor(pl.col("pre").hash(_HASH_SEED + 1)),
         odd=pl.col("has_tail") & ~pl.col("plain"),
-    ).collect()
+    ).with_columns(time_ms=_finite(pl.col("time_ms"))).collect()
     return cut
+
+
+def _finite(time: pl.Expr) -> pl.Expr:
+    """``time`` where it is a finite number, else null (an infinite or NaN time is no time)."""
+    return pl.when(time.is_finite()).then(time)
 
 
 def settle_times(con: duckdb.DuckDBPyConnection, cut: pl.DataFrame) -> pl.DataFrame:
     """A cut (from :func:`cut_batch`) with the times of its other tails read by DuckDB's
-    ``try_cast``, once per distinct text, and only finite times kept: the columns of
-    :data:`CUT_COLUMNS`."""
-    odd = cut.lazy().filter("odd").select("tail").unique().collect() if cut["odd"].any() else None
-    if odd is not None and odd.height:
-        odd_arrow = odd.to_arrow()  # noqa: F841 - read by the SQL below
-        read = pl.from_arrow(con.sql("SELECT tail, try_cast(tail AS DOUBLE) AS odd_ms FROM odd_arrow").to_arrow_table())
-        cut = cut.join(read, on="tail", how="left", maintain_order="left").with_columns(
-            time_ms=pl.coalesce("time_ms", "odd_ms")
-        )
-    finite = pl.when(pl.col("time_ms").is_finite()).then("time_ms")
-    return cut.select("line_no", "pre", "rest", "ts_ms", "tail", finite.alias("time_ms"), "key_hash")
+    ``try_cast``, once per distinct text (finite ones only): the columns of
+    :data:`CUT_COLUMNS`, and ``shape_id`` where ``cut`` has it."""
+    columns = [*CUT_COLUMNS, *(["shape_id"] if "shape_id" in cut.columns else [])]
+    if not cut["odd"].any():
+        return cut.select(columns)
+    odd = cut.lazy().filter("odd").select("tail").unique().collect()
+    odd_arrow = odd.to_arrow()  # noqa: F841 - read by the SQL below
+    read = pl.from_arrow(con.sql("SELECT tail, try_cast(tail AS DOUBLE) AS odd_ms FROM odd_arrow").to_arrow_table())
+    return cut.join(read, on="tail", how="left", maintain_order="left").with_columns(
+        time_ms=pl.coalesce("time_ms", _finite(pl.col("odd_ms")))
+    ).select(columns)
 
 
 def _buffers(lines: LineBatch | pa.Table) -> tuple[pa.Buffer, np.ndarray, np.ndarray]:
@@ -143,9 +148,11 @@ def with_shape_ids(con: duckdb.DuckDBPyConnection, keys: pl.DataFrame) -> pl.Dat
 
 
 def with_events(cuts: pl.DataFrame, keys: pl.DataFrame) -> pl.DataFrame:
-    """``cuts`` with each line's ``shape_id`` (``keys`` from :func:`with_shape_ids`)."""
-    return cuts.with_columns(shape_id=pl.col("key_hash").replace_strict(
-        keys["key_hash"], keys["shape_id"], default=None, return_dtype=pl.UInt64))
+    """``cuts`` with each line's ``shape_id`` (``keys`` from :func:`with_shape_ids`; null
+    for a key not in ``keys``; a line that has one already keeps it)."""
+    found = pl.col("key_hash").replace_strict(keys["key_hash"], keys["shape_id"], default=None,
+                                              return_dtype=pl.UInt64)
+    return cuts.with_columns(shape_id=pl.coalesce("shape_id", found) if "shape_id" in cuts.columns else found)
 
 
 def whole_lines(con: duckdb.DuckDBPyConnection, rows: pl.DataFrame) -> pl.DataFrame:
