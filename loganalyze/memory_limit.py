@@ -32,14 +32,15 @@ def file_backed(con) -> bool:
 @contextmanager
 def lowered_memory_limit(con, limit: str):
     """Lower DuckDB's memory limit to ``limit`` (never raise it) inside the block, then
-    restore it.  The setting is the database instance's: every connection to it sees it."""
+    restore it.  The setting is the database instance's: every connection to it sees it.
+    Yields whether the limit was lowered."""
     try:
         current = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
         smaller = setting_bytes(limit) < setting_bytes(current)
     except Exception:
         smaller = False
     if not smaller:
-        yield
+        yield False
         return
     con.execute(f"SET memory_limit = '{limit}'")
 
@@ -52,7 +53,26 @@ def lowered_memory_limit(con, limit: str):
             c.execute(f"SET memory_limit = '{_as_shown(current)}'")
 
     with restored_after(con, restore):
-        yield
+        yield True
+
+
+#: the limit set for a moment by :func:`release_cached_blocks`
+RELEASE_LIMIT = "8MiB"
+
+
+def release_cached_blocks(con, limit: str | None = None) -> None:
+    """Make DuckDB drop the blocks it keeps in memory only as a cache (those of database
+    files, which it can read again), by lowering its memory limit for a moment, then set
+    ``limit`` (the limit in force; None: the limit shown now): DuckDB keeps the blocks it
+    read until its limit is reached, and a lower limit is what makes it evict them now.
+    Blocks still in use stay (the first SET fails then, which changes nothing)."""
+    if limit is None:
+        limit = _as_shown(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
+    try:
+        con.execute(f"SET memory_limit = '{RELEASE_LIMIT}'")
+    except Exception:  # noqa: BLE001 - more than that still in use: nothing was changed
+        return
+    con.execute(f"SET memory_limit = '{limit}'")
 
 
 def _as_shown(shown: str) -> str:

@@ -1,6 +1,7 @@
 """The trace JSON path's memory bounds (issue 10): DuckDB's memory limit is lowered while a
-trace file goes into a database file and restored afterwards, the per-event arrays are gone
-before the rows are copied into the store, and the rows are the same whatever the limit."""
+trace file goes into a database file and restored afterwards, the workspace is then a
+database file of its own (gone afterwards), the per-event arrays are gone before the rows
+are copied into the store, and the rows are the same whatever the limit."""
 from __future__ import annotations
 
 import importlib.util
@@ -11,9 +12,9 @@ import duckdb
 import pytest
 
 from loganalyze.importers import trace_spans
-from loganalyze.importers.trace_workspace import MEMORY_FLOOR, memory_budget
+from loganalyze.importers.trace_workspace import MEMORY_BUDGET, Workspace
 from loganalyze.ingest import ingest_file
-from loganalyze.memory_limit import lowered_memory_limit, setting_bytes
+from loganalyze.memory_limit import lowered_memory_limit, release_cached_blocks, setting_bytes
 from loganalyze.store import Store
 
 BENCH = Path(__file__).resolve().parents[1] / "scripts" / "bench_trace.py"
@@ -48,12 +49,6 @@ def _spy_limit(monkeypatch) -> list[float]:
 
     monkeypatch.setattr(trace_spans.SpanEngine, "run", spying)
     return seen
-
-
-def test_budget_scales_with_the_file_and_has_a_floor():
-    assert memory_budget(0) == MEMORY_FLOOR
-    assert memory_budget(10 << 20) == MEMORY_FLOOR
-    assert memory_budget(8 << 30) == 4 << 30
 
 
 def test_lowered_limit_never_raises_and_is_restored():
@@ -97,7 +92,7 @@ def test_file_store_ingest_runs_under_the_budget_and_restores_it(tmp_path, small
         before = _limit(store.con)
         res = ingest_file(store, str(path))
         assert res.status == "ingested", res.message
-        assert seen and seen[0] <= memory_budget(path.stat().st_size) * 1.01 < before
+        assert seen and seen[0] == pytest.approx(MEMORY_BUDGET, rel=1e-3) and seen[0] < before
         assert _limit(store.con) == before
 
 
@@ -108,6 +103,39 @@ def test_memory_store_keeps_its_limit(small_trace, monkeypatch):
         before = _limit(store.con)
         assert ingest_file(store, str(path)).status == "ingested"
         assert seen == [before] and _limit(store.con) == before
+
+
+def test_release_of_cached_blocks_keeps_the_limit_and_frees_them(tmp_path):
+    """The blocks a query read stay in DuckDB's memory until released; the limit in force
+    is the same afterwards (given, or as shown before)."""
+    con = duckdb.connect(str(tmp_path / "db.duckdb"))
+    con.execute("SET memory_limit = '300MB'")
+    con.execute("CREATE TABLE t AS SELECT range AS a, md5(range::VARCHAR) AS b FROM range(2000000)")
+    used = "SELECT sum(memory_usage_bytes) FROM duckdb_memory()"
+    con.execute("SELECT sum(a), max(b) FROM t").fetchall()
+    cached = con.execute(used).fetchall()[0][0]
+    shown = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+    release_cached_blocks(con)
+    assert con.execute(used).fetchall()[0][0] < cached / 4
+    assert con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] == shown
+    release_cached_blocks(con, "200MB")
+    assert _limit(con) == pytest.approx(2e8, rel=1e-3)
+
+
+def test_workspace_is_a_file_of_its_own_into_a_file_store_and_gone_after(tmp_path):
+    """Into a database file the workspace is a database file in a temporary folder, in
+    memory into an in-memory store; either is detached and its folder removed at close."""
+    for db, on_disk in ((str(tmp_path / "db.duckdb"), True), (":memory:", False)):
+        with Store(db) as store:
+            ctx = type("Ctx", (), {"con": store.con, "file": None})()
+            with Workspace(ctx) as ws:
+                path = store.con.execute("SELECT path FROM duckdb_databases() WHERE database_name = ?",
+                                         [ws.database]).fetchall()[0][0]
+                assert bool(path) is on_disk and (not path or Path(path).parent == Path(ws.dir))
+                ws.con.execute("CREATE TABLE x AS SELECT 1 AS a")
+            assert not Path(ws.dir).exists()
+            assert store.con.execute("SELECT count(*) FROM duckdb_databases() "
+                                     "WHERE starts_with(database_name, 'loganalyze_ws')").fetchall()[0][0] == 0
 
 
 def test_limit_restored_when_the_file_is_refused(tmp_path):
@@ -133,7 +161,7 @@ def test_same_rows_under_a_tiny_limit_as_in_memory(tmp_path, small_trace, monkey
         ops = dict(mem.con.execute("SELECT name, [count(*), sum(dur_ns) // 1000] FROM trace_events "
                                    "WHERE role = 'op' GROUP BY name").fetchall())
     assert {k: list(v) for k, v in json.loads(json.dumps(tally)).items()} == ops
-    monkeypatch.setattr("loganalyze.importers.trace_workspace.MEMORY_FLOOR", 16 << 20)
+    monkeypatch.setattr("loganalyze.importers.trace_workspace.MEMORY_BUDGET", 16 << 20)
     with Store(str(tmp_path / "db.duckdb")) as store:
         assert ingest_file(store, str(path)).status == "ingested"
         assert _rows(store.con) == expected

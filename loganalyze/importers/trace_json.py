@@ -21,10 +21,11 @@ How a file goes in (docs/benchmarks.md, "Trace JSON", says what it costs):
    ``trace_counters``, ``trace_flows``, ``gpu_kernels``, ``gpu_memops`` and
    ``gpu_api_calls``; ``trace_files`` gets the file's metadata and counts.
 
-Memory: into a database file, DuckDB works under a limit that is a share of the file's size
-(``trace_workspace.memory_budget``; past it the workspace spills to the database's temporary
-folder), and the per-event arrays of step 3 are released before the rows are copied into the
-store.
+Memory: into a database file, the workspace is a database file of its own in a temporary
+folder (its tables compressed, their blocks dropped from memory when the arrays of step 3
+need the room), DuckDB works under a fixed limit (``trace_workspace.MEMORY_BUDGET``; past it
+operators spill to the temporary folder), and the per-event arrays of step 3 are released
+before the rows are copied into the store.
 """
 from __future__ import annotations
 

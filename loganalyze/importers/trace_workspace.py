@@ -2,31 +2,33 @@
 copied into the store."""
 from __future__ import annotations
 
+import os
 import uuid
 from contextlib import ExitStack
 
 from .. import tempfiles
-from ..memory_limit import file_backed, lowered_memory_limit
+from ..memory_limit import file_backed, lowered_memory_limit, release_cached_blocks
 from ..store import temporary_setting
-from .base import IngestContext
+from .base import IngestContext, sql_string
 
-#: DuckDB's memory while a trace file is processed into a database file: this share of the
-#: file's size, at least MEMORY_FLOOR; past it the workspace tables and the rows written
-#: spill to the database's temporary folder.  Measured on a 500 MB trace (2.5 M events):
-#: a 256 MiB limit halved the peak RSS but cost ~40% more CPU in spilling; at 1 GiB the
-#: CPU time is unchanged and the peak RSS 26% lower (docs/benchmarks.md, "Trace JSON")
-MEMORY_SHARE = 0.5
-MEMORY_FLOOR = 1 << 30
-
-
-def memory_budget(file_size: int) -> int:
-    """DuckDB's memory limit (bytes) while a trace file of ``file_size`` bytes is processed."""
-    return max(MEMORY_FLOOR, int(file_size * MEMORY_SHARE))
+#: DuckDB's memory limit while a trace file goes into a database file, whatever the file's
+#: size.  The workspace is then a database file of its own (see :class:`Workspace`), so the
+#: blocks of its tables can leave memory at no cost; operators past the limit spill to the
+#: temporary folder.  Measured on a 500 MB trace (docs/benchmarks.md, "Seventeenth session"):
+#: 128 MiB made some ingests fail for want of memory; 256 MiB kept the peak RSS under the
+#: file's size
+MEMORY_BUDGET = 256 << 20
 
 
 class Workspace:
-    """A private schema in an in-memory database attached to the store's DuckDB instance,
-    where one file is loaded and processed through a second connection (a cursor).
+    """A private database attached to the store's DuckDB instance, where one file is loaded
+    and processed through a second connection (a cursor), then detached and deleted.
+
+    Into a database file the workspace is a database file too, in a temporary folder: its
+    tables are stored compressed, and DuckDB can drop their blocks from memory whenever the
+    memory is wanted (:meth:`release_memory`), instead of holding every row, uncompressed,
+    until the end (1.2x the size of a trace file).  Into an in-memory store it is in memory
+    as well.
 
     DuckDB aborts a whole transaction when one statement fails, so the statement that may
     fail on odd input (``read_json``) must not run in the caller's transaction; it runs on
@@ -35,26 +37,28 @@ class Workspace:
     transaction (its snapshot of the workspace starts at that first read, so it sees them).
     """
 
-    DATABASE = "loganalyze_ws"
-
     def __init__(self, ctx: IngestContext):
         self.ctx = ctx
         self.dir = tempfiles.new_folder("trace")
         self.con = ctx.con.cursor()
         self._settings = ExitStack()
-        if file_backed(self.con):
-            self._settings.enter_context(lowered_memory_limit(self.con, f"{memory_budget(ctx.file.size)}B"))
-        self.con.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {self.DATABASE}")
-        # schemas left behind by files whose transaction was rolled back
-        for (schema,) in self.con.execute(
-                f"SELECT schema_name FROM duckdb_schemas() WHERE database_name = '{self.DATABASE}' "
-                "AND schema_name LIKE 'file_%'").fetchall():
-            self.con.execute(f"DROP SCHEMA IF EXISTS {self.DATABASE}.{schema} CASCADE")
-        self.schema = f"file_{uuid.uuid4().hex[:12]}"
-        self.qualified = f"{self.DATABASE}.{self.schema}"
-        self.con.execute(f"CREATE SCHEMA {self.qualified}")
+        self.on_disk = file_backed(self.con)
+        self._limit = None  # the limit in force when this workspace set it, else None
+        if self.on_disk and self._settings.enter_context(lowered_memory_limit(self.con, f"{MEMORY_BUDGET}B")):
+            self._limit = f"{MEMORY_BUDGET}B"
+        self._store_database = self.con.execute("SELECT current_database()").fetchall()[0][0]
+        self.database = f"loganalyze_ws_{uuid.uuid4().hex[:12]}"
+        path = os.path.join(self.dir, "workspace.duckdb") if self.on_disk else ":memory:"
+        self.con.execute(f"ATTACH {sql_string(path)} AS {self.database}")
+        self.qualified = f"{self.database}.main"
         self.con.execute(f"USE {self.qualified}")
         self._pending: list[tuple[str, str, dict[str, str]]] = []
+
+    def release_memory(self) -> None:
+        """Let DuckDB give back the memory of the blocks it keeps only as a cache (the
+        workspace's tables read so far), before work in Python that needs the room."""
+        if self.on_disk:
+            release_cached_blocks(self.con, self._limit)
 
     def transfer(self, select_sql: str, table: str, **names: str) -> None:
         """Queue ``INSERT INTO table <select_sql>`` for :meth:`publish` (run in the order
@@ -72,7 +76,8 @@ class Workspace:
         self._pending.clear()
 
     def close(self) -> None:
-        for step in (lambda: self.con.execute(f"DROP SCHEMA IF EXISTS {self.qualified} CASCADE"),
+        for step in (lambda: self.con.execute(f'USE "{self._store_database}"'),
+                     lambda: self.con.execute(f"DETACH DATABASE IF EXISTS {self.database}"),
                      self._settings.close, self.con.close):
             try:
                 step()
