@@ -262,18 +262,18 @@ def test_sweep_of_a_prefix_of_threads_equals_the_sweep_of_a_selection(seed):
     is_op[thr >= 4] = False  # threads 4 and 5: device streams, no operators
     r = rng.permutation(m)[:n]
     ts, dur = rng.integers(0, 800, n), rng.integers(0, 90, n)
-    launch_gpu = np.where(rng.random(m) < 0.2, rng.integers(1, 50, m), 0)
+    op_index = np.full(m, -1)
+    op_index[r[is_op]] = np.arange(is_op.sum())
     results = []
     for code in (np.arange(6), np.array([4, 0, 5, 1, 2, 3])):  # op threads first; op threads apart
         t = code[thr]
         order = tn.span_order(t, ts, dur, r)
-        spans = {"thr": t[order], "is_op": is_op[order], "r": r[order], "ts": ts[order], "dur": dur[order],
-                 "end": (ts + dur)[order]}
-        out = [np.full(m, -1), np.full(m, -1, dtype=np.int32), np.zeros(m, np.int64), np.zeros(m, np.int64)]
-        improper = tn._nest_threads(spans, launch_gpu, *out)
+        spans = {"thr": t[order], "is_op": is_op[order], "r": r[order], "ts": ts[order], "end": (ts + dur)[order]}
+        out = [np.full(m, -1), np.full(m, -1, dtype=np.int32), np.zeros(is_op.sum(), np.int64)]
+        improper = tn._nest_threads(spans, *out, op_index)
         parent = out[0]
         results.append((improper, [a.tolist() for a in out]))
-        assert (parent >= 0).sum() > 1000
+        assert (parent >= 0).sum() > 1000 and (out[2] > 0).sum() > 500
     assert results[0] == results[1]
 
 

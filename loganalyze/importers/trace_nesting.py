@@ -53,8 +53,8 @@ class NestingSteps:
         self.n_threads = con.execute("SELECT count(*) FROM _thr").fetchall()[0][0]
         spans = {"r": r[order], "thr": thr[order], "is_op": is_op[order], "role": role[order]}
         del r, thr, is_op, role
-        spans["ts"], spans["dur"] = ts[order], sd[order]
-        spans["end"] = spans["ts"] + spans["dur"]
+        spans["ts"] = ts[order]
+        spans["end"] = spans["ts"] + sd[order]  # a span's duration is end - ts (exact, even past 2^63)
         return spans
 
     def _bind_flows(self, spans) -> np.ndarray:
@@ -114,17 +114,17 @@ class NestingSteps:
         return bound
 
     def _gpu_links(self, spans, bound):
-        """launch_r[g], op_r[g] for device events; launch_gpu[r] = device ns per launch."""
+        """launch_r[g], op_r[g] for device events (rows; -1: none); the device events' rows
+        and durations are kept for the sweep (``_gpu_r``, ``_gpu_dur``)."""
         m = self.m
         launch_r = np.full(m, -1, dtype=self.idx)
         op_r = np.full(m, -1, dtype=self.idx)
-        launch_gpu = np.zeros(m, dtype=np.int64)
-        role, sr, sdur = spans["role"], spans["r"], spans["dur"]
+        role, sr = spans["role"], spans["r"]
         gpu = np.isin(role, (ROLE_CODES["kernel"], ROLE_CODES["memcpy"], ROLE_CODES["memset"]))
         if not gpu.any():
-            return launch_r, op_r, launch_gpu
+            return launch_r, op_r
         g_r = sr[gpu]
-        g_dur = sdur[gpu]
+        g_dur = spans["end"][gpu] - spans["ts"][gpu]
         corr = self._by_row("correlation")
         ext = self._by_row("external_id")
         # 1. correlation id -> host launch call (the first in file order)
@@ -155,13 +155,13 @@ class NestingSteps:
             o_r = np.sort(sr[role == ROLE_CODES["op"]])
             found, rows = _first_with_id(o_r, ext[o_r], ext[missing])
             op_r[missing[found]] = rows
-        has_launch = launch_r[g_r] >= 0
-        np.add.at(launch_gpu, launch_r[g_r[has_launch]], g_dur[has_launch])
         self._gpu_r, self._gpu_dur = g_r, g_dur
-        return launch_r, op_r, launch_gpu
+        return launch_r, op_r
 
-    def _sweep(self, spans, launch_gpu, launch_r, op_r):
-        """Nesting per thread: depth, parent operator, self time, device time.
+    def _sweep(self, spans, launch_r, op_r):
+        """Nesting per thread: depth and parent operator of each row; self time, device time
+        and inclusive device time of each operator, in the order of ``self._op_rows`` (the
+        operators' rows in sweep order: a parent before its children).
 
         The rule is the stack sweep of the corpus README: spans sorted by thread, start,
         longer first, file order; an operator's parent is the innermost operator still open
@@ -172,34 +172,42 @@ class NestingSteps:
         m = self.m
         parent = np.full(m, -1, dtype=self.idx)
         depth = np.full(m, -1, dtype=np.int32)
-        child = np.zeros(m, dtype=np.int64)
-        gpu_self = np.zeros(m, dtype=np.int64)
         is_op = spans["is_op"]
-        self.stats.improper_nesting = _nest_threads(spans, launch_gpu, parent, depth, child, gpu_self)
-        # device events: their operator is the launch call's parent (unless External id found one)
+        op_rows = spans["r"][is_op]
+        # per operator, not per row: operators are a part of the rows only
+        op_index = np.full(m, -1, dtype=self.idx)  # row -> its place in op_rows
+        op_index[op_rows] = np.arange(len(op_rows), dtype=self.idx)
+        child = np.zeros(len(op_rows), dtype=np.int64)
+        self.stats.improper_nesting = _nest_threads(spans, parent, depth, child, op_index)
+        gpu_self = np.zeros(len(op_rows), dtype=np.int64)
         if hasattr(self, "_gpu_r"):
+            # device events: their operator is the launch call's parent (unless External id
+            # found one); its device time is theirs
             g = self._gpu_r
             lr = launch_r[g]
             via_launch = lr >= 0
             op_r[g[via_launch]] = parent[lr[via_launch]]
-            ext_only = ~via_launch & (op_r[g] >= 0)
-            np.add.at(gpu_self, op_r[g[ext_only]], self._gpu_dur[ext_only])
+            del lr, via_launch
+            has_op = op_r[g] >= 0
+            np.add.at(gpu_self, op_index[op_r[g[has_op]]], self._gpu_dur[has_op])
         # inclusive device time: children into parents, deepest first
-        op_rows = spans["r"][is_op]
-        gpu_total = _inclusive(op_rows, parent, depth, gpu_self)
-        self_ns = np.zeros(m, dtype=np.int64)
-        self_ns[op_rows] = spans["dur"][is_op] - child[op_rows]
+        op_parent = parent[op_rows]
+        op_parent = np.where(op_parent >= 0, op_index[np.maximum(op_parent, 0)], -1)
+        del op_index
+        gpu_total = _inclusive(op_parent, depth[op_rows], gpu_self)
+        del op_parent
+        self_ns = spans["end"][is_op] - spans["ts"][is_op] - child
         del child
         self._op_rows = op_rows
         return parent, depth, self_ns, gpu_self, gpu_total
 
 
-def _nest_threads(spans: dict, launch_gpu: np.ndarray, parent: np.ndarray, depth: np.ndarray,
-                  child: np.ndarray, gpu_self: np.ndarray) -> int:
+def _nest_threads(spans: dict, parent: np.ndarray, depth: np.ndarray, child: np.ndarray,
+                  op_index: np.ndarray) -> int:
     """The sweep over the threads that have operators (GPU streams have none): fills
-    ``parent`` and ``depth`` of their spans, the direct children's time ``child`` and device
-    time ``gpu_self`` of their operators (indexed by row); returns how many operators end
-    after their parent.  (Its copies of the swept spans, if any, go as it returns.)"""
+    ``parent`` and ``depth`` of their spans (indexed by row) and the direct children's time
+    ``child`` of their operators (indexed by ``op_index[row]``); returns how many operators
+    end after their parent.  (Its copies of the swept spans, if any, go as it returns.)"""
     thr, is_op = spans["thr"], spans["is_op"]
     op_threads = np.unique(thr[is_op])
     if not len(op_threads) or op_threads[-1] == len(op_threads) - 1:
@@ -207,7 +215,7 @@ def _nest_threads(spans: dict, launch_gpu: np.ndarray, parent: np.ndarray, depth
         sel = slice(0, int(np.searchsorted(thr, len(op_threads))))
     else:
         sel = np.isin(thr, op_threads)
-    t_thr, t_ts, t_end, t_dur = thr[sel], spans["ts"][sel], spans["end"][sel], spans["dur"][sel]
+    t_thr, t_ts, t_end = thr[sel], spans["ts"][sel], spans["end"][sel]
     t_op, t_r = is_op[sel], spans["r"][sel]
     del sel
     if not len(t_r):
@@ -215,11 +223,9 @@ def _nest_threads(spans: dict, launch_gpu: np.ndarray, parent: np.ndarray, depth
     par = _parents(t_thr, t_ts, t_end, t_op)
     dep = _depths(par)
     ops = np.nonzero(t_op & (par >= 0))[0]
-    np.add.at(child, t_r[par[ops]], t_dur[ops])
+    np.add.at(child, op_index[t_r[par[ops]]], t_end[ops] - t_ts[ops])
     improper = int((t_end[ops] > t_end[par[ops]]).sum())
-    lg = launch_gpu[t_r]
-    calls = np.nonzero(~t_op & (par >= 0) & (lg > 0))[0]
-    np.add.at(gpu_self, t_r[par[calls]], lg[calls])
+    del ops
     parent[t_r] = np.where(par >= 0, t_r[np.maximum(par, 0)], -1)
     depth[t_r] = dep
     return improper
@@ -283,11 +289,13 @@ def _parents(thr: np.ndarray, ts: np.ndarray, end: np.ndarray, is_op: np.ndarray
     after :data:`VECTOR_ROUNDS` rounds (a long chain of closed operators), the stack sweep
     itself answers, in one linear pass."""
     n = len(ts)
-    pos = np.arange(n, dtype=np.int64)
+    pos = np.arange(n, dtype=np.int32 if n < np.iinfo(np.int32).max else np.int64)  # half the memory
     last_op = np.maximum.accumulate(np.where(is_op, pos, -1))
-    prev = np.empty(n, dtype=np.int64)
+    del pos
+    prev = np.empty(n, dtype=last_op.dtype)
     prev[0] = -1
     prev[1:] = last_op[:-1]
+    del last_op
     ok = prev >= 0
     ok[ok] = thr[prev[ok]] == thr[ok]
     par = np.where(ok, prev, -1)
@@ -334,23 +342,22 @@ def _depths(par: np.ndarray) -> np.ndarray:
     return dep
 
 
-def _inclusive(op_rows: np.ndarray, parent: np.ndarray, depth: np.ndarray, gpu_self: np.ndarray) -> np.ndarray:
+def _inclusive(parent: np.ndarray, depth: np.ndarray, gpu_self: np.ndarray) -> np.ndarray:
     """Inclusive device time of each operator: its own plus its children's, deepest first.
-    ``op_rows`` in sweep order (a parent before its children)."""
+    Operators in sweep order (a parent before its children); ``parent``: the place of each
+    one's parent in that order (-1: none), ``depth``: its depth."""
     total = gpu_self.copy()
-    if not len(op_rows):
+    if not len(total):
         return total
-    d = depth[op_rows]
-    deepest = int(d.max())
+    deepest = int(depth.max())
     if deepest <= VECTOR_LEVELS:
         for level in range(deepest, 0, -1):
-            rows = op_rows[d == level]
-            rows = rows[parent[rows] >= 0]
-            np.add.at(total, parent[rows], total[rows])
+            ops = np.flatnonzero((depth == level) & (parent >= 0))
+            np.add.at(total, parent[ops], total[ops])
         return total
     par_l, tot_l = parent.tolist(), total.tolist()
-    for r in reversed(op_rows.tolist()):
-        p = par_l[r]
+    for k in range(len(tot_l) - 1, -1, -1):
+        p = par_l[k]
         if p >= 0:
-            tot_l[p] += tot_l[r]
+            tot_l[p] += tot_l[k]
     return np.asarray(tot_l, dtype=np.int64)

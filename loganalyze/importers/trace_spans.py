@@ -79,13 +79,13 @@ class SpanEngine(MatchingSteps, NestingSteps, TableSteps):
         # the blocks of _ev read so far stay in DuckDB's memory as a cache: the arrays need
         # the room more (the steps after the first read little from _ev)
         self.ws.release_memory()
-        launch_r, op_r, launch_gpu = self._gpu_links(spans, bound)
+        launch_r, op_r = self._gpu_links(spans, bound)
         self.ws.release_memory()
-        parent, depth, self_ns, gpu_self, gpu_total = self._sweep(spans, launch_gpu, launch_r, op_r)
+        parent, depth, self_ns, gpu_self, gpu_total = self._sweep(spans, launch_r, op_r)
         arrays = dict(skip=skip, dur=dur, end_r=end_r, async_op=async_op, parent=parent, depth=depth,
                       self_ns=self_ns, gpu_self=gpu_self, gpu_total=gpu_total, launch_r=launch_r, op_r=op_r,
                       bound=bound)
-        del spans, launch_gpu, skip, dur, end_r, async_op, parent, depth, self_ns, gpu_self, gpu_total
+        del spans, skip, dur, end_r, async_op, parent, depth, self_ns, gpu_self, gpu_total
         del launch_r, op_r, bound
         self.ws.release_memory()
         self._insert(arrays)

@@ -21,8 +21,9 @@ class TableSteps:
     def _insert(self, arrays: dict) -> None:
         """``_res<k>`` (the computed columns of the rows of each table ``_ev`` is made of) and
         the ``_evx`` view.
-        ``arrays`` (skip, dur, end_r, async_op, parent, depth, self_ns, gpu_self, gpu_total,
-        launch_r, op_r, bound: one entry per row) is emptied as its columns are converted."""
+        ``arrays`` (skip, dur, end_r, async_op, parent, depth, launch_r, op_r, bound: one
+        entry per row; self_ns, gpu_self, gpu_total: one per operator, in the order of
+        ``_op_rows``) is emptied as its columns are converted."""
         m = self.m
         unknown = np.iinfo(np.int64).min
 
@@ -33,8 +34,10 @@ class TableSteps:
             out = np.where(rr >= 0, self._event_no_of(np.clip(rr, 0, max(m - 1, 0))), 0)
             return numpy_array(out, mask=rr < 0)
 
-        def masked(key, not_op):
-            return numpy_array(arrays.pop(key), pa.int64(), mask=not_op)
+        def op_column(key, not_op):  # an operator's value (by sweep order) in its row, NULL elsewhere
+            out = np.zeros(m, dtype=np.int64)
+            out[self._op_rows] = arrays.pop(key)
+            return numpy_array(out, pa.int64(), mask=not_op)
 
         is_op = np.zeros(m, dtype=bool)
         is_op[self._op_rows] = True
@@ -51,9 +54,9 @@ class TableSteps:
             ("x_async_op", numpy_array(arrays.pop("async_op"))),
             ("x_parent", ev_of("parent")),
             ("x_depth", numpy_array(np.where(has_depth, depth, 0), pa.int32(), mask=~has_depth)),
-            ("x_self", masked("self_ns", not_op)),
-            ("x_gpu_self", masked("gpu_self", not_op)),
-            ("x_gpu_total", masked("gpu_total", not_op)),
+            ("x_self", op_column("self_ns", not_op)),
+            ("x_gpu_self", op_column("gpu_self", not_op)),
+            ("x_gpu_total", op_column("gpu_total", not_op)),
             ("x_launch", ev_of("launch_r")),
             ("x_op", ev_of("op_r")),
         ]
