@@ -12,7 +12,7 @@ import duckdb
 import pytest
 
 from loganalyze.importers import trace_spans
-from loganalyze.importers.trace_workspace import MEMORY_BUDGET, Workspace
+from loganalyze.importers.trace_workspace import MEMORY_FLOOR, Workspace, memory_budget
 from loganalyze.ingest import ingest_file
 from loganalyze.memory_limit import lowered_memory_limit, release_cached_blocks, setting_bytes
 from loganalyze.store import Store
@@ -49,6 +49,12 @@ def _spy_limit(monkeypatch) -> list[float]:
 
     monkeypatch.setattr(trace_spans.SpanEngine, "run", spying)
     return seen
+
+
+def test_budget_scales_with_the_file_and_has_a_floor():
+    assert memory_budget(0) == MEMORY_FLOOR
+    assert memory_budget(10 << 20) == MEMORY_FLOOR
+    assert memory_budget(8 << 30) == 2 << 30
 
 
 def test_lowered_limit_never_raises_and_is_restored():
@@ -92,7 +98,7 @@ def test_file_store_ingest_runs_under_the_budget_and_restores_it(tmp_path, small
         before = _limit(store.con)
         res = ingest_file(store, str(path))
         assert res.status == "ingested", res.message
-        assert seen and seen[0] == pytest.approx(MEMORY_BUDGET, rel=1e-3) and seen[0] < before
+        assert seen and seen[0] == pytest.approx(memory_budget(path.stat().st_size), rel=1e-3) and seen[0] < before
         assert _limit(store.con) == before
 
 
@@ -127,7 +133,7 @@ def test_workspace_is_a_file_of_its_own_into_a_file_store_and_gone_after(tmp_pat
     memory into an in-memory store; either is detached and its folder removed at close."""
     for db, on_disk in ((str(tmp_path / "db.duckdb"), True), (":memory:", False)):
         with Store(db) as store:
-            ctx = type("Ctx", (), {"con": store.con, "file": None})()
+            ctx = type("Ctx", (), {"con": store.con, "file": type("File", (), {"size": 1 << 20})()})()
             with Workspace(ctx) as ws:
                 path = store.con.execute("SELECT path FROM duckdb_databases() WHERE database_name = ?",
                                          [ws.database]).fetchall()[0][0]
@@ -161,7 +167,7 @@ def test_same_rows_under_a_tiny_limit_as_in_memory(tmp_path, small_trace, monkey
         ops = dict(mem.con.execute("SELECT name, [count(*), sum(dur_ns) // 1000] FROM trace_events "
                                    "WHERE role = 'op' GROUP BY name").fetchall())
     assert {k: list(v) for k, v in json.loads(json.dumps(tally)).items()} == ops
-    monkeypatch.setattr("loganalyze.importers.trace_workspace.MEMORY_BUDGET", 16 << 20)
+    monkeypatch.setattr("loganalyze.importers.trace_workspace.MEMORY_FLOOR", 16 << 20)
     with Store(str(tmp_path / "db.duckdb")) as store:
         assert ingest_file(store, str(path)).status == "ingested"
         assert _rows(store.con) == expected
