@@ -125,11 +125,11 @@ class NestingSteps:
             return launch_r, op_r
         g_r = sr[gpu]
         g_dur = spans["end"][gpu] - spans["ts"][gpu]
-        corr = self._by_row("correlation")
-        ext = self._by_row("external_id")
         # 1. correlation id -> host launch call (the first in file order)
+        corr = self._by_row("correlation")
         l_r = np.sort(sr[role == ROLE_CODES["launch"]])
         found, rows = _first_with_id(l_r, corr[l_r], corr[g_r])
+        del corr  # (the id arrays are one at a time: 8 bytes a row each)
         launch_r[g_r[found]] = rows
         # 2. flows: the flow ending on the device event starts on a launch call
         missing = g_r[launch_r[g_r] < 0]
@@ -152,8 +152,10 @@ class NestingSteps:
         # 3. External id -> the operator with that id (when no launch call is known)
         missing = g_r[launch_r[g_r] < 0]
         if len(missing):
+            ext = self._by_row("external_id")
             o_r = np.sort(sr[role == ROLE_CODES["op"]])
             found, rows = _first_with_id(o_r, ext[o_r], ext[missing])
+            del ext
             op_r[missing[found]] = rows
         self._gpu_r, self._gpu_dur = g_r, g_dur
         return launch_r, op_r

@@ -74,10 +74,11 @@ class SpanEngine(MatchingSteps, NestingSteps, TableSteps):
             end_r = np.full(m, -1, dtype=self.idx)
             self._match_begin_end(dur, end_r, skip)
             self._match_async(dur, end_r, skip, async_op)
+        # before each step that builds arrays: the blocks of _ev read so far (and those the
+        # load wrote) stay in DuckDB's memory as a cache, and the arrays need the room more
+        self.ws.release_memory()
         spans = self._spans(dur, async_op)
         bound = self._bind_flows(spans)
-        # the blocks of _ev read so far stay in DuckDB's memory as a cache: the arrays need
-        # the room more (the steps after the first read little from _ev)
         self.ws.release_memory()
         launch_r, op_r = self._gpu_links(spans, bound)
         self.ws.release_memory()

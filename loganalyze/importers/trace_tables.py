@@ -14,66 +14,37 @@ from .trace_load import event_parts, renumbered_sql
 from .trace_matching import SpanStats
 
 
+#: the computed columns the sweep gives per operator (not per row)
+OP_COLUMNS = ("self_ns", "gpu_self", "gpu_total")
+
+
 class TableSteps:
     """Mixed into :class:`~loganalyze.importers.trace_spans.SpanEngine` (uses its ``con``,
     ``ws``, ``sid``, ``m``, ``event_no``, ``_op_rows`` and the nesting results)."""
 
     def _insert(self, arrays: dict) -> None:
-        """``_res<k>`` (the computed columns of the rows of each table ``_ev`` is made of) and
-        the ``_evx`` view.
-        ``arrays`` (skip, dur, end_r, async_op, parent, depth, launch_r, op_r, bound: one
-        entry per row; self_ns, gpu_self, gpu_total: one per operator, in the order of
-        ``_op_rows``) is emptied as its columns are converted."""
-        m = self.m
-        unknown = np.iinfo(np.int64).min
-
-        def ev_of(key):  # event numbers as 32-bit integers where they fit (the INSERT widens them)
-            rr = arrays.pop(key)
-            if rr is None:
-                return None
-            out = np.where(rr >= 0, self._event_no_of(np.clip(rr, 0, max(m - 1, 0))), 0)
-            return numpy_array(out, mask=rr < 0)
-
-        def op_column(key, not_op):  # an operator's value (by sweep order) in its row, NULL elsewhere
-            out = np.zeros(m, dtype=np.int64)
-            out[self._op_rows] = arrays.pop(key)
-            return numpy_array(out, pa.int64(), mask=not_op)
-
-        is_op = np.zeros(m, dtype=bool)
-        is_op[self._op_rows] = True
-        not_op = ~is_op
-        del is_op
-        depth = arrays.pop("depth")
-        has_depth = depth >= 0
-        dur = arrays.pop("dur")
-        columns = [
-            ("x_r", numpy_array(np.arange(m, dtype=self.idx))),  # the row number r of _ev
-            ("x_skip", numpy_array(arrays.pop("skip"))),
-            ("x_dur", None if dur is None else numpy_array(dur, pa.int64(), mask=dur == unknown)),
-            ("x_end_event", ev_of("end_r")),
-            ("x_async_op", numpy_array(arrays.pop("async_op"))),
-            ("x_parent", ev_of("parent")),
-            ("x_depth", numpy_array(np.where(has_depth, depth, 0), pa.int32(), mask=~has_depth)),
-            ("x_self", op_column("self_ns", not_op)),
-            ("x_gpu_self", op_column("gpu_self", not_op)),
-            ("x_gpu_total", op_column("gpu_total", not_op)),
-            ("x_launch", ev_of("launch_r")),
-            ("x_op", ev_of("op_r")),
-        ]
+        """``_res<k>`` (the computed columns of the rows of each table ``_ev`` is made of, made
+        one table at a time: :meth:`_computed_columns`), ``_bound`` and the ``_evx`` view.
+        ``arrays``: skip, dur, end_r, async_op, parent, depth, launch_r, op_r, bound (one entry
+        per row); self_ns, gpu_self, gpu_total (one per operator, in the order of
+        ``_op_rows``)."""
         bound = arrays.pop("bound")
         flow_rows = np.flatnonzero(bound >= 0)  # the flow events bound to a slice
         bound_table = pa.table({  # 64-bit in numpy (an Arrow cast would import pyarrow.compute)
             "event_no": numpy_array(np.asarray(self._event_no_of(flow_rows), dtype=np.int64)),
             "bound_event": numpy_array(np.asarray(self._event_no_of(bound[flow_rows]), dtype=np.int64))})
         del bound, flow_rows
-        del dur, depth, has_depth, not_op
-        res = pa.table({name: array for name, array in columns if array is not None})
-        # a column no row has (no begin/end pairs) is NULL in the SELECT, not a column of NULLs
-        x = {name: f"x.{name}" if array is not None else "CAST(NULL AS BIGINT)" for name, array in columns}
-        del columns
         con = self.con
         create_arrow_table(con, "_bound", bound_table)
         del bound_table
+        # the operators by row, their values with them
+        by_row = np.argsort(self._op_rows, kind="stable")
+        ops = self._op_rows[by_row]
+        per_op = {key: arrays.pop(key)[by_row] for key in OP_COLUMNS}
+        del by_row
+        # a column no row has (no begin/end pairs) is NULL in the SELECT, not a column of NULLs
+        x = {name: "CAST(NULL AS BIGINT)" if arrays[key] is None else f"x.{name}"
+             for name, key in (("x_dur", "dur"), ("x_end_event", "end_r"))}
         # each table _ev is made of next to its rows of the computed columns (POSITIONAL
         # JOIN: both in r order), the parts one after another (UNION ALL).  With insertion
         # order not kept (Workspace.publish) DuckDB reads the parts on their own threads: a
@@ -82,7 +53,11 @@ class TableSteps:
         q = self.ws.qualified
         selects = []
         for k, (table, offset, n) in enumerate(event_parts(con)):
-            create_arrow_table(con, f"_res{k}", res.slice(offset, n))
+            a, b = np.searchsorted(ops, (offset, offset + n))
+            res = self._computed_columns(arrays, offset, n, ops[a:b] - offset,
+                                         {key: v[a:b] for key, v in per_op.items()})
+            create_arrow_table(con, f"_res{k}", res)
+            del res
             selects.append(
                 f"""SELECT CAST({int(self.sid)} AS INTEGER) AS source_id, e.event_no, e.ph,
                        CASE WHEN x.x_async_op THEN 'op' ELSE e.role END AS role, e.cat, e.name, e.pid, e.tid,
@@ -94,9 +69,51 @@ class TableSteps:
                 FROM ({renumbered_sql(f"{q}.{table}", offset)}) e POSITIONAL JOIN {q}._res{k} x
                 WHERE e.problem IS NULL
                   AND CASE WHEN e.r = x.x_r THEN NOT x.x_skip ELSE error('trace rows out of step') END""")
-        del res
+        arrays.clear()
         con.execute(f"CREATE OR REPLACE VIEW _evx AS {' UNION ALL '.join(selects)}")
         self.ws.transfer("SELECT * FROM {ws}._evx", "trace_events")
+
+    def _computed_columns(self, arrays: dict, offset: int, n: int, ops: np.ndarray, per_op: dict) -> pa.Table:
+        """The computed columns of the rows ``offset`` to ``offset + n`` (one table of those
+        ``_ev`` is made of: made a table at a time, the Arrow columns of the whole file are
+        never held at once).  ``ops``: the operators among them (places in the part, ascending),
+        ``per_op``: their values of :data:`OP_COLUMNS`."""
+        m = self.m
+        part = slice(offset, offset + n)
+
+        def ev_of(key):  # event numbers as 32-bit integers where they fit (the INSERT widens them)
+            if arrays[key] is None:
+                return None
+            rr = arrays[key][part]
+            out = np.where(rr >= 0, self._event_no_of(np.clip(rr, 0, max(m - 1, 0))), 0)
+            return numpy_array(out, mask=rr < 0)
+
+        not_op = np.ones(n, dtype=bool)
+        not_op[ops] = False
+
+        def op_column(key):  # an operator's value in its row, NULL elsewhere
+            out = np.zeros(n, dtype=np.int64)
+            out[ops] = per_op[key]
+            return numpy_array(out, pa.int64(), mask=not_op)
+
+        depth = arrays["depth"][part]
+        has_depth = depth >= 0
+        dur = None if arrays["dur"] is None else arrays["dur"][part]
+        columns = {
+            "x_r": numpy_array(np.arange(offset, offset + n, dtype=self.idx)),  # the row number r of _ev
+            "x_skip": numpy_array(arrays["skip"][part]),
+            "x_dur": None if dur is None else numpy_array(dur, pa.int64(), mask=dur == np.iinfo(np.int64).min),
+            "x_end_event": ev_of("end_r"),
+            "x_async_op": numpy_array(arrays["async_op"][part]),
+            "x_parent": ev_of("parent"),
+            "x_depth": numpy_array(np.where(has_depth, depth, 0), pa.int32(), mask=~has_depth),
+            "x_self": op_column("self_ns"),
+            "x_gpu_self": op_column("gpu_self"),
+            "x_gpu_total": op_column("gpu_total"),
+            "x_launch": ev_of("launch_r"),
+            "x_op": ev_of("op_r"),
+        }
+        return pa.table({name: array for name, array in columns.items() if array is not None})
 
     def _derived(self) -> None:
         """Counters, flows and the shared GPU tables (columns as the Nsight/nvprof readers
