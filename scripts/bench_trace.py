@@ -11,7 +11,11 @@ directory (default ``bench-data/``, gitignored): ``ProfilerStep#N`` annotations,
 correlation ids, kernels and copies on a stream, ``ac2g`` flow pairs; ``--layout pretty``
 writes every event over several lines as the PyTorch exporter does, ``--layout compact``
 one event a line (more events per MB); ``--times fractional`` writes times as microseconds
-with three decimals, as Kineto does since PyTorch 2.2.  Then, in ``--rounds`` alternating
+with three decimals, as Kineto does since PyTorch 2.2; ``--args ids`` keeps in each event's
+``args`` only the ids and shapes (``External id``, ``correlation``, ``device``, ``stream``,
+``Input Dims``) and kernel names of at most 40 characters: about 146 bytes an event instead
+of 200 (3.4 M events in 500 MB), the memory per byte of input that a trace of short events
+needs.  Then, in ``--rounds`` alternating
 rounds, each in its own process (wall time, user+sys CPU and peak RSS of that process from ``os.wait4``):
 
 (a) ``json.load`` of the file in the project's python (the anchor);
@@ -71,6 +75,13 @@ LAYOUT = "pretty"
 TIMES = "integer"
 
 
+#: "full": the args Kineto writes; "ids": only the ids and shapes (short events, see the
+#: module's docstring)
+ARGS = "full"
+SHORT_ARGS = ("External id", "correlation", "device", "stream", "Input Dims")
+SHORT_NAME = 40
+
+
 def _us(v: int):
     """A generated time as the JSON number it is written as (``v``: µs, or ns for fractional times)."""
     return v if TIMES == "integer" else float(f"{v // 1000}.{v % 1000:03d}")
@@ -87,6 +98,9 @@ def _compact_event(ph, cat, name, pid, tid, ts, dur=None, args=None, extra=None)
 
 
 def _event(ph, cat, name, pid, tid, ts, dur=None, args=None, extra=None) -> str:
+    if ARGS == "ids":
+        args = {k: v for k, v in (args or {}).items() if k in SHORT_ARGS}
+        name = name[:SHORT_NAME] if cat == "kernel" else name
     if LAYOUT == "compact":
         return _compact_event(ph, cat, name, pid, tid, ts, dur, args, extra)
     lines = ["  {", f'    "ph": "{ph}", "cat": "{cat}", "name": {json.dumps(name)}, "pid": {pid}, "tid": {tid},']
@@ -306,10 +320,11 @@ def loganalyze_cmd() -> list[str]:
 # =========================================================================== main
 def trace_path(args, size_mb: int) -> tuple[Path, dict]:
     """The trace of about ``size_mb`` MB in the chosen layout (generated once) and its tally."""
-    global LAYOUT, TIMES
-    LAYOUT, TIMES = args.layout, args.times
+    global LAYOUT, TIMES, ARGS
+    LAYOUT, TIMES, ARGS = args.layout, args.times, args.args
     work = Path(args.workdir)
-    suffix = ("" if args.layout == "pretty" else f"_{args.layout}") + ("" if args.times == "integer" else "_frac")
+    suffix = (("" if args.layout == "pretty" else f"_{args.layout}") + ("" if args.times == "integer" else "_frac")
+              + ("" if args.args == "full" else f"_{args.args}"))
     tdir = work / f"trace_{size_mb}mb{suffix}"
     tdir.mkdir(parents=True, exist_ok=True)
     trace = tdir / "rank0.pt.trace.json"
@@ -392,11 +407,12 @@ def report(rows: list[dict], args, hta_version: str | None) -> str:
 
     sizes = ",".join(str(s) for s in args.sizes)
     t, g = TARGETS["time_vs_json_load"], TARGETS["rss_vs_file"]
-    lines = [f"## Trace JSON: Kineto-like traces ({args.layout} layout, {args.times} times), ingest against json.load", "",
+    lines = [f"## Trace JSON: Kineto-like traces ({args.layout} layout, {args.times} times, {args.args} args), "
+             "ingest against json.load", "",
              f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, {os.cpu_count()} cores, "
              f"Python {platform.python_version()}, DuckDB {duckdb.__version__}"
              + (f", HolisticTraceAnalysis {hta_version}" if hta_version else "") + ".", "",
-             "```", f"python scripts/bench_trace.py --sizes {sizes} --layout {args.layout} --times {args.times} --rounds {args.rounds}"
+             "```", f"python scripts/bench_trace.py --sizes {sizes} --layout {args.layout} --times {args.times} --args {args.args} --rounds {args.rounds}"
              + (" --hta" if args.hta else ""), "```", "",
              "Each tool runs in its own process, alternately, best wall time of "
              f"{args.rounds} rounds; CPU is that run's user+sys and RSS its peak (`os.wait4`). "
@@ -429,6 +445,8 @@ def main() -> None:
     ap.add_argument("--layout", choices=("pretty", "compact"), default="pretty")
     ap.add_argument("--times", choices=("integer", "fractional"), default="integer",
                     help="whole epoch microseconds (Kineto before PyTorch 2.2) or three decimals (since)")
+    ap.add_argument("--args", choices=("full", "ids"), default="full",
+                    help="the args Kineto writes, or only ids and shapes (shorter events, more per MB)")
     ap.add_argument("--workdir", default=str(REPO / "bench-data"))
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=3, help="alternating json.load / ingest rounds (best kept; single rounds spread widely on a shared host)")
