@@ -48,18 +48,22 @@ class Workspace:
         self.dir = tempfiles.new_folder("trace")
         self.con = ctx.con.cursor()
         self._settings = ExitStack()
-        self.on_disk = file_backed(self.con)
-        self._limit = None  # the limit in force when this workspace set it, else None
-        budget = f"{memory_budget(ctx.file.size)}B"
-        if self.on_disk and self._settings.enter_context(lowered_memory_limit(self.con, budget)):
-            self._limit = budget
         self._store_database = self.con.execute("SELECT current_database()").fetchall()[0][0]
         self.database = f"loganalyze_ws_{uuid.uuid4().hex[:12]}"
-        path = os.path.join(self.dir, "workspace.duckdb") if self.on_disk else ":memory:"
-        self.con.execute(f"ATTACH {sql_string(path)} AS {self.database}")
         self.qualified = f"{self.database}.main"
-        self.con.execute(f"USE {self.qualified}")
         self._pending: list[tuple[str, str, dict[str, str]]] = []
+        self._limit = None  # the limit in force when this workspace set it, else None
+        try:
+            self.on_disk = file_backed(self.con)
+            budget = f"{memory_budget(ctx.file.size)}B"
+            if self.on_disk and self._settings.enter_context(lowered_memory_limit(self.con, budget)):
+                self._limit = budget
+            path = os.path.join(self.dir, "workspace.duckdb") if self.on_disk else ":memory:"
+            self.con.execute(f"ATTACH {sql_string(path)} AS {self.database}")
+            self.con.execute(f"USE {self.qualified}")
+        except BaseException:
+            self.close()
+            raise
 
     def release_memory(self) -> None:
         """Let DuckDB give back the memory of the blocks it keeps only as a cache (the
