@@ -305,6 +305,27 @@ def test_duplicates_need_equal_args(tmp_path, ingest_files, query):
     assert query("SELECT event_no FROM trace_events ORDER BY event_no") == [(0,), (1,), (3,)]
 
 
+def test_skipped_events_reported_in_batches_are_all_reported(tmp_path, monkeypatch, ingest_files, query):
+    """Duplicates and events with a problem are read for their reports a few at a time: every
+    one is reported, with its reason and text, across the batches' edges."""
+    from loganalyze.importers import trace_matching
+
+    monkeypatch.setattr(trace_matching, "REPORT_BATCH", 3)
+    x = '{"ph":"X","name":"k%d","cat":"c","pid":1,"tid":1,"ts":%d,"dur":5}'
+    events = []
+    for i in range(10):
+        events += [x % (i, 10 * i), x % (i, 10 * i), '{"ph":"X","name":"bad%d","pid":1,"tid":1}' % i]
+    path = write_trace(tmp_path, "batches.json", events)
+    (res,) = ingest_files([path])
+    assert res.status == "ingested", res.message
+    assert skipped(query) == {**{3 * i + 1: f"duplicate of event {3 * i}" for i in range(10)},
+                              **{3 * i + 2: "missing ts" for i in range(10)}}
+    texts = dict(query("SELECT line_no, text FROM skipped_lines"))
+    assert texts[4] == '{"ph": "X", "name": "k1", "cat": "c", "ts": 10, "dur": 5, "pid": 1, "tid": 1}'
+    assert texts[29] == '{"ph": "X", "name": "bad9", "pid": 1, "tid": 1}'
+    assert query("SELECT count(*) FROM trace_events") == [(10,)]
+
+
 # =========================================================================== numbers
 @pytest.mark.parametrize("reader", ["duckdb", "stream"])
 def test_numbers_beyond_any_exponent(tmp_path, monkeypatch, ingest_files, query, reader):
