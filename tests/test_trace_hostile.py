@@ -306,24 +306,29 @@ def test_duplicates_need_equal_args(tmp_path, ingest_files, query):
 
 
 def test_skipped_events_reported_in_batches_are_all_reported(tmp_path, monkeypatch, ingest_files, query):
-    """Duplicates and events with a problem are read for their reports a few at a time: every
-    one is reported, with its reason and text, across the batches' edges."""
-    from loganalyze.importers import trace_matching
+    """Duplicates, events with a problem and begin/end pairs are read a few rows at a time,
+    in order: every skipped one is reported, with its reason and text, and every pair is
+    matched, across the edges of the row ranges."""
+    from loganalyze.importers import trace_load
 
-    monkeypatch.setattr(trace_matching, "REPORT_BATCH", 3)
+    monkeypatch.setattr(trace_load, "ORDERED_CHUNK", 3)
     x = '{"ph":"X","name":"k%d","cat":"c","pid":1,"tid":1,"ts":%d,"dur":5}'
     events = []
     for i in range(10):
         events += [x % (i, 10 * i), x % (i, 10 * i), '{"ph":"X","name":"bad%d","pid":1,"tid":1}' % i]
+    events += [event("B", "outer", 0, tid=2), event("B", "inner", 1, tid=2), event("E", "inner", 2, tid=2),
+               event("E", "nobody", 3, tid=2), event("E", "outer", 9, tid=2)]
     path = write_trace(tmp_path, "batches.json", events)
     (res,) = ingest_files([path])
     assert res.status == "ingested", res.message
     assert skipped(query) == {**{3 * i + 1: f"duplicate of event {3 * i}" for i in range(10)},
-                              **{3 * i + 2: "missing ts" for i in range(10)}}
+                              **{3 * i + 2: "missing ts" for i in range(10)},
+                              33: "unmatched E: no open B named 'nobody' on pid 1 tid 2"}
     texts = dict(query("SELECT line_no, text FROM skipped_lines"))
     assert texts[4] == '{"ph": "X", "name": "k1", "cat": "c", "ts": 10, "dur": 5, "pid": 1, "tid": 1}'
     assert texts[29] == '{"ph": "X", "name": "bad9", "pid": 1, "tid": 1}'
-    assert query("SELECT count(*) FROM trace_events") == [(10,)]
+    assert query("SELECT name, dur_ns, end_event FROM trace_events WHERE ph = 'B' ORDER BY event_no") == [
+        ("outer", 9000, 34), ("inner", 1000, 32)]
 
 
 # =========================================================================== numbers

@@ -157,6 +157,26 @@ def renumbered_sql(table: str, offset: int) -> str:
     return f"SELECT * REPLACE (r + {offset} AS r, event_no + {offset} AS event_no) FROM {table}"
 
 
+#: rows of ``_ev`` sorted at once by :func:`ordered_rows`: under the workspace's memory
+#: budget DuckDB ran out of memory sorting a 300 MB trace's 4 M begin/end events with their
+#: text columns (the sort of the row numbers alone was fine)
+ORDERED_CHUNK = 200_000
+
+
+def ordered_rows(con, columns: str, where: str, table: str | None = None, rows: int = 0):
+    """The rows of ``_ev`` (or of ``table``, whose ``r`` are row numbers of ``_ev`` below
+    ``rows``) that match ``where``, in the order of ``r``, with ``columns``; read a range of
+    :data:`ORDERED_CHUNK` row numbers at a time (each range sorted on its own, the stored
+    row numbers' ranges skipping the rest), so that neither DuckDB nor Python holds them all.
+    No other statement may run on ``con`` until every row is read."""
+    parts = event_parts(con) if table is None else [(table, 0, rows)]
+    for part, offset, n in parts:
+        for lo in range(0, n, ORDERED_CHUNK):
+            chunk = f"{part} WHERE r >= {lo} AND r < {lo + ORDERED_CHUNK}"
+            yield from con.execute(f"SELECT {columns} FROM ({renumbered_sql(chunk, offset)}) "
+                                   f"WHERE {where} ORDER BY r").fetchall()
+
+
 def update_events(con, update_sql) -> None:
     """Update each table ``_ev`` is made of (rarely: duplicates, roles made again) with
     ``update_sql(table, offset)``, the UPDATE of ``table``, whose rows are numbered

@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..grammars import trace_event as te
-from .trace_load import update_events
+from .trace_load import ordered_rows, update_events
 
 
-#: rows of a query read into Python at once where every row is reported (skipped events)
-REPORT_BATCH = 50_000
+#: the fields of the begins and ends :meth:`MatchingSteps._pair_up` matches, as it takes them
+EVENT_FIELDS = "r, ph, name, ts_ns, event_no, cat, pid, tid, id"
 
 #: the phases matched in pairs: begin/end per thread, and async begin/end
 BEGIN_END_PHASES = ("B", "E")
@@ -41,19 +41,11 @@ class MatchingSteps:
     ``ctx``, ``stats`` and ``event_no``)."""
 
     def _report_problems(self) -> None:
-        for event_no, problem, ph, name, cat, ts, dur, pid, tid in self._batched(
-                """SELECT event_no, problem, ph, name, cat, ts_text, dur_text, pid, tid FROM _ev
-                   WHERE problem IS NOT NULL ORDER BY event_no"""):
+        for event_no, problem, ph, name, cat, ts, dur, pid, tid in ordered_rows(
+                self.con, "event_no, problem, ph, name, cat, ts_text, dur_text, pid, tid", "problem IS NOT NULL"):
             if problem.startswith("negative dur"):
                 self.stats.negative_durations += 1
             self.ctx.skip(event_no, problem, _event_text(ph, name, cat, ts, dur, pid, tid))
-
-    def _batched(self, sql: str):
-        """The rows of ``sql`` on the workspace, read :data:`REPORT_BATCH` at a time (no other
-        statement may run on the workspace connection until they are all read)."""
-        rows = self.con.execute(sql)
-        while batch := rows.fetchmany(REPORT_BATCH):
-            yield from batch
 
     def _find_duplicates(self) -> None:
         con = self.con
@@ -78,9 +70,9 @@ class MatchingSteps:
                SELECT * FROM x WHERE event_no <> first""")
         self.stats.duplicates = con.execute("SELECT count(*) FROM _dups").fetchall()[0][0]
         if self.stats.duplicates:
-            for event_no, first, ph, name, cat, ts, dur, ts_ns, dur_ns, pid, tid in self._batched(
-                    """SELECT event_no, first, ph, name, cat, ts_text, dur_text, ts_ns, dur_ns, pid, tid
-                       FROM _dups ORDER BY event_no"""):
+            for event_no, first, ph, name, cat, ts, dur, ts_ns, dur_ns, pid, tid in ordered_rows(
+                    con, "event_no, first, ph, name, cat, ts_text, dur_text, ts_ns, dur_ns, pid, tid", "true",
+                    table="_dups", rows=self.m):
                 # (the texts of rows without a problem are not kept: their times from their ns)
                 ts = te.ns_to_us_text(ts_ns) if ts is None and ts_ns is not None else ts
                 dur = te.ns_to_us_text(dur_ns) if dur is None and dur_ns is not None else dur
@@ -91,19 +83,11 @@ class MatchingSteps:
 
     # ------------------------------------------------------------------ matching
     def _match_begin_end(self, dur, end_r, skip) -> None:
-        rows = self.con.execute(
-            f"""SELECT r, ph, name, ts_ns, event_no, cat, pid, tid, id FROM _ev
-               WHERE ph IN ({te.sql_list(BEGIN_END_PHASES)}) AND problem IS NULL ORDER BY r"""
-        ).fetchall()
+        rows = ordered_rows(self.con, EVENT_FIELDS, f"ph IN ({te.sql_list(BEGIN_END_PHASES)}) AND problem IS NULL")
         self.stats.unmatched_e, self.stats.unclosed_b = self._pair_up(rows, False, dur, end_r, skip)
 
     def _match_async(self, dur, end_r, skip, async_op) -> None:
-        rows = self.con.execute(
-            f"""SELECT r, ph, name, ts_ns, event_no, cat, pid, tid, id FROM _ev
-               WHERE ph IN ({te.sql_list(ASYNC_PHASES)}) AND problem IS NULL ORDER BY r"""
-        ).fetchall()
-        if not rows:
-            return
+        rows = ordered_rows(self.con, EVENT_FIELDS, f"ph IN ({te.sql_list(ASYNC_PHASES)}) AND problem IS NULL")
         self.stats.async_unmatched_e, self.stats.async_unclosed_b = self._pair_up(rows, True, dur, end_r, skip)
         # MXNet custom-operator tasks: operators when they have no synchronous recording
         cats = te.ASYNC_OP_CATEGORIES
@@ -169,14 +153,16 @@ class OpenBegins:
     An end closes the innermost open begin of its name (of any name when it has none): a
     stack per name and one of every begin, with closed entries dropped when they come to the
     top, make each end O(1) amortised however the ends are ordered (first-in-first-out,
-    unmatched, deep nesting)."""
+    unmatched, deep nesting).  An entry closed through one stack is dropped from the other as
+    soon as it is on top there too, so that what is kept is about what is open (a 300 MB
+    trace of nested B/E pairs kept every begin it had seen: 2.4x the file's size)."""
 
     __slots__ = ("every", "by_name", "closed", "open")
 
     def __init__(self):
         self.every: list = []  # (name, r, ts), in the order opened
         self.by_name: dict = {}  # name -> its entries of ``every``, in the same order
-        self.closed: set = set()  # r of the entries closed through the other stack
+        self.closed: set = set()  # r of the entries closed through one stack, still in the other
         self.open = 0
 
     def push(self, name, r: int, ts: int) -> None:
@@ -192,15 +178,21 @@ class OpenBegins:
         stack = self.every if name is None else self.by_name.get(name)
         if not stack:
             return None
-        closed = self.closed
-        while stack and stack[-1][1] in closed:
-            stack.pop()
+        self._drop_closed(stack)
         if not stack:
             return None
         entry = stack.pop()
-        closed.add(entry[1])
+        self.closed.add(entry[1])
         self.open -= 1
+        # the entry is still in the other stack: dropped there if it is on top
+        self._drop_closed(self.by_name[entry[0]] if name is None else self.every)
         return entry
+
+    def _drop_closed(self, stack: list) -> None:
+        """Drop the closed entries on top of ``stack`` (then in no stack: forgotten)."""
+        closed = self.closed
+        while stack and stack[-1][1] in closed:
+            closed.discard(stack.pop()[1])
 
 
 def _event_text(ph, name, cat, ts, dur, pid, tid) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .trace_load import ordered_rows
+
 #: how many earlier slices a flow event looks through for one that encloses it
 FLOW_LOOKBACK = 64
 #: roles as small integers for the numpy steps
@@ -134,9 +136,7 @@ class NestingSteps:
         # 2. flows: the flow ending on the device event starts on a launch call
         missing = g_r[launch_r[g_r] < 0]
         if len(missing) and (bound >= 0).any():
-            rows = self.con.execute(
-                """SELECT r, ph, cat, id FROM _ev WHERE ph IN ('s', 'f') AND problem IS NULL ORDER BY r"""
-            ).fetchall()
+            rows = list(ordered_rows(self.con, "r, ph, cat, id", "ph IN ('s', 'f') AND problem IS NULL"))
             starts = {}
             for r, ph, cat, id_ in rows:
                 if ph == "s" and bound[r] >= 0:
