@@ -117,9 +117,9 @@ class TableSteps:
 
     def _derived(self) -> None:
         """Counters, flows and the shared GPU tables (columns as the Nsight/nvprof readers
-        fill them, ns), all from the finished events: the rows of this file already copied
-        into ``trace_events`` (``{stored}``: a filtered scan, no join; flows add the slice
-        each flow event binds to from ``_bound``)."""
+        fill them, ns).  Flows are made in the workspace from ``_ev`` and ``_bound`` (the
+        slice each flow event binds to); the others from the finished events: the rows of
+        this file already copied into ``trace_events`` (``{stored}``: a filtered scan)."""
         con = self.con
         ws = self.ws
         stored = f"(SELECT * FROM trace_events WHERE source_id = {int(self.sid)})"
@@ -132,23 +132,30 @@ class TableSteps:
                WHERE e.ph = 'C' AND e.args IS NOT NULL""",
             "trace_counters", stored=stored,
         )
-        ws.transfer(
-            # events at the same time: the first in the file starts a flow, the last ends it
-            # (ordered by time, then event number: one HUGEINT key, ts_ns * 2^63 + event_no,
-            # cheaper than a list [ts_ns, event_no]; flow events always have a time)
-            """SELECT min(source_id) AS source_id, cat, id, arg_min(name, event_no) AS name,
-                      arg_min(event_no, k) FILTER (WHERE ph = 's') AS start_event,
-                      arg_max(event_no, k) FILTER (WHERE ph = 'f') AS end_event,
-                      count(*) FILTER (WHERE ph = 't') AS steps,
-                      min(ts_ns) FILTER (WHERE ph = 's') AS start_ts_ns, max(ts_ns) FILTER (WHERE ph = 'f') AS end_ts_ns,
-                      arg_min(bound_event, k) FILTER (WHERE ph = 's') AS from_event,
-                      arg_max(bound_event, k) FILTER (WHERE ph = 'f') AS to_event
-               FROM (SELECT *, ts_ns::HUGEINT * 9223372036854775808 + event_no AS k FROM {stored}
-                     WHERE ph IN ('s', 't', 'f')) e
-               LEFT JOIN {ws}._bound b USING (event_no)
-               GROUP BY cat, id""",
-            "trace_flows", stored=stored,
-        )
+        # flows, from the flow events of _ev (those the store gets: no later step skips a
+        # flow event) with the slices they bind to, in two statements: under the workspace's
+        # budget DuckDB spills the join and the aggregate each on its own, not the two in one
+        # pipeline (out of memory with 2.5 M flows at 192 MiB).  Events at the same time: the
+        # first in the file starts a flow, the last ends it (ordered by time, then event
+        # number: one HUGEINT key, ts_ns * 2^63 + event_no; flow events always have a time)
+        con.execute(
+            """CREATE OR REPLACE TABLE _flow_events AS
+               SELECT e.event_no, e.ph, e.cat, e.id, e.name, e.ts_ns, b.bound_event,
+                      e.ts_ns::HUGEINT * 9223372036854775808 + e.event_no AS k
+               FROM _ev e LEFT JOIN _bound b USING (event_no)
+               WHERE e.ph IN ('s', 't', 'f') AND e.problem IS NULL""")
+        con.execute(
+            f"""CREATE OR REPLACE TABLE _flows AS
+                SELECT CAST({int(self.sid)} AS INTEGER) AS source_id, cat, id, arg_min(name, event_no) AS name,
+                       arg_min(event_no, k) FILTER (WHERE ph = 's') AS start_event,
+                       arg_max(event_no, k) FILTER (WHERE ph = 'f') AS end_event,
+                       count(*) FILTER (WHERE ph = 't') AS steps,
+                       min(ts_ns) FILTER (WHERE ph = 's') AS start_ts_ns, max(ts_ns) FILTER (WHERE ph = 'f') AS end_ts_ns,
+                       arg_min(bound_event, k) FILTER (WHERE ph = 's') AS from_event,
+                       arg_max(bound_event, k) FILTER (WHERE ph = 'f') AS to_event
+                FROM _flow_events GROUP BY cat, id""")
+        con.execute("DROP TABLE _flow_events")
+        ws.transfer("SELECT * FROM {ws}._flows", "trace_flows")
         # a lookup table: the names of rows skipped later do no harm (no join needed)
         names = [r[0] for r in con.execute("SELECT DISTINCT name FROM _ev WHERE role = 'kernel'").fetchall()]
         create_arrow_table(con, "_kshort", pa.table({
