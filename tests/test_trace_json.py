@@ -426,6 +426,57 @@ def test_attribution_by_flows_and_by_external_id(tmp_path, ingest_files, query):
     assert query("SELECT name, gpu_self_ns FROM trace_ops ORDER BY event_no") == [("aten::mm", 30_000), ("aten::add", 4_000)]
 
 
+_FLOW_EVENT = st.tuples(st.sampled_from("sf"), st.integers(0, 3), st.sampled_from(["ac2g", None]),
+                        st.integers(0, 3), st.sampled_from(["launch", "other", None]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(_FLOW_EVENT, max_size=40))
+@example([("f", 0, "ac2g", 1, "launch"), ("s", 0, "ac2g", 1, "launch")])  # the start after the end
+@example([("s", 0, "ac2g", 1, "other"), ("s", 1, "ac2g", 1, "launch"), ("f", 2, "ac2g", 1, "launch")])
+@example([("s", 0, "ac2g", 1, "launch"), ("s", 1, "ac2g", 2, "launch"), ("f", 2, "ac2g", 1, "launch"),
+          ("f", 2, "ac2g", 2, "launch"), ("f", 3, None, 2, "launch")])  # the last end decides
+def test_launch_calls_found_by_flows_are_those_of_the_rule(tmp_path_factory, flows):
+    """Kernels without correlation ids get their launch call from flows: a flow (cat, id)
+    whose first start bound to a slice (in file order, before or after the ends) is bound
+    to a launch call, and one of whose ends is bound to the kernel; the last such end in
+    file order decides.  Random flows (several
+    starts and ends per id, starts in launch calls, in other slices or in none, ends in a
+    kernel or in none, no cat) against that rule written out."""
+    from loganalyze.ingest import ingest_file
+    from loganalyze.store import Store
+
+    slices = []
+    for k in range(4):
+        t = 100 * k
+        slices += [{"ph": "X", "cat": "cuda_runtime", "name": f"launch{k}", "pid": 1, "tid": 1, "ts": t, "dur": 5},
+                   {"ph": "X", "cat": "python_function", "name": f"other{k}", "pid": 1, "tid": 1, "ts": t + 50, "dur": 5},
+                   {"ph": "X", "cat": "kernel", "name": f"kernel{k}", "pid": 0, "tid": 7, "ts": t + 60, "dur": 10}]
+    events, starts, expected = list(slices), {}, {}
+    for ph, k, cat, fid, where in flows:
+        ev = {"ph": ph, "name": "ac2g", "id": fid, "pid": 1 if ph == "s" else 0, "tid": 1 if ph == "s" else 7}
+        if cat is not None:
+            ev["cat"] = cat
+        if ph == "s":  # in launch k, in other k, or after both (no slice encloses it)
+            ev["ts"] = 100 * k + {"launch": 1, "other": 51, None: 30}[where]
+            if where is not None:
+                starts.setdefault((cat, fid), (where, k))
+        else:  # the start of kernel k, or after it (no slice)
+            ev.update(ts=100 * k + (60 if where is not None else 80), bp="e")
+        events.append(ev)
+    for ph, k, cat, fid, where in flows:  # the flow's first bound start, wherever it is in the file
+        start = starts.get((cat, fid))
+        if ph == "f" and where is not None and start is not None and start[0] == "launch":
+            expected[f"kernel{k}"] = f"launch{start[1]}"
+    path = write_json(tmp_path_factory.mktemp("flows"), "flows.json", {"traceEvents": events})
+    with Store(":memory:") as store:
+        assert ingest_file(store, str(path)).status == "ingested"
+        got = dict(store.con.execute(
+            """SELECT k.name, l.name FROM trace_events k JOIN trace_events l ON l.event_no = k.launch_event
+               WHERE k.role = 'kernel'""").fetchall())
+    assert got == expected
+
+
 def test_real_pytorch_trace_matches_its_key_averages_table(ingest_files, query):
     """The real torch 2.13 CPU sample against the table the same run printed: Self CPU per
     operator is the same (to the table's printed precision); PyTorch renames ProfilerStep#N

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .trace_load import ordered_rows
-
 #: how many earlier slices a flow event looks through for one that encloses it
 FLOW_LOOKBACK = 64
 #: roles as small integers for the numpy steps
@@ -136,19 +134,7 @@ class NestingSteps:
         # 2. flows: the flow ending on the device event starts on a launch call
         missing = g_r[launch_r[g_r] < 0]
         if len(missing) and (bound >= 0).any():
-            rows = list(ordered_rows(self.con, "r, ph, cat, id", "ph IN ('s', 'f') AND problem IS NULL"))
-            starts = {}
-            for r, ph, cat, id_ in rows:
-                if ph == "s" and bound[r] >= 0:
-                    starts.setdefault((cat, id_), bound[r])
-            miss = set(missing.tolist())
-            is_launch = np.zeros(m, dtype=bool)
-            is_launch[sr[role == ROLE_CODES["launch"]]] = True
-            for r, ph, cat, id_ in rows:
-                if ph == "f" and bound[r] in miss:
-                    s = starts.get((cat, id_))
-                    if s is not None and is_launch[s]:
-                        launch_r[bound[r]] = s
+            self._launches_by_flow(launch_r, missing, sr[role == ROLE_CODES["launch"]], bound)
         # 3. External id -> the operator with that id (when no launch call is known)
         missing = g_r[launch_r[g_r] < 0]
         if len(missing):
@@ -159,6 +145,50 @@ class NestingSteps:
             op_r[missing[found]] = rows
         self._gpu_r, self._gpu_dur = g_r, g_dur
         return launch_r, op_r
+
+    def _launches_by_flow(self, launch_r, missing, launches, bound) -> None:
+        """``launch_r`` of the device events ``missing`` (rows) from flows: a flow (cat, id)
+        whose first start bound to a slice (in file order) is bound to a launch call, and
+        one of whose ends is bound to the device event, links the two (the last such end
+        in file order decides).  Whole arrays: a trace of 1.5 M such flows held them as
+        Python tuples and dicts (1.4 GiB)."""
+        con = self.con
+        con.execute(
+            """CREATE OR REPLACE TABLE _flow_keys AS
+               SELECT cat, id, row_number() OVER () AS g
+               FROM (SELECT DISTINCT cat, id FROM _ev WHERE ph IN ('s', 'f') AND problem IS NULL)""")
+        d = con.execute(
+            """SELECT e.r, e.ph = 's' AS is_s, k.g FROM _ev e
+               JOIN _flow_keys k ON e.cat IS NOT DISTINCT FROM k.cat AND e.id IS NOT DISTINCT FROM k.id
+               WHERE e.ph IN ('s', 'f') AND e.problem IS NULL""").fetchnumpy()
+        con.execute("DROP TABLE _flow_keys")
+        order = np.argsort(np.asarray(d["r"], dtype=np.int64), kind="stable")  # file order
+        r = np.asarray(d["r"], dtype=np.int64)[order]
+        is_s = np.asarray(d["is_s"], dtype=bool)[order]
+        g = np.asarray(d["g"], dtype=np.int64)[order]
+        del d, order
+        b = bound[r]
+        # each flow's first start bound to a slice
+        starts = np.flatnonzero(is_s & (b >= 0))
+        start_g, first = np.unique(g[starts], return_index=True)
+        start_b = b[starts[first]]
+        # the ends bound to a device event without a launch call, their flow's start a launch call
+        is_missing = np.zeros(self.m, dtype=bool)
+        is_missing[missing] = True
+        is_launch = np.zeros(self.m, dtype=bool)
+        is_launch[launches] = True
+        ends = np.flatnonzero(~is_s & (b >= 0))
+        ends = ends[is_missing[b[ends]]]
+        at = np.searchsorted(start_g, g[ends])
+        found = at < len(start_g)
+        found[found] = start_g[at[found]] == g[ends[found]]
+        ends, at = ends[found], at[found]
+        to_launch = is_launch[start_b[at]]
+        ends, at = ends[to_launch], at[to_launch]
+        # the last end (in file order) of each device event decides
+        target = b[ends][::-1]
+        targets, last = np.unique(target, return_index=True)
+        launch_r[targets] = start_b[at[::-1][last]]
 
     def _sweep(self, spans, launch_r, op_r):
         """Nesting per thread: depth and parent operator of each row; self time, device time
