@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 from pathlib import Path
 
 import duckdb
@@ -142,6 +143,29 @@ def test_workspace_is_a_file_of_its_own_into_a_file_store_and_gone_after(tmp_pat
             assert not Path(ws.dir).exists()
             assert store.con.execute("SELECT count(*) FROM duckdb_databases() "
                                      "WHERE starts_with(database_name, 'loganalyze_ws')").fetchall()[0][0] == 0
+
+
+def test_gzip_trace_staged_through_a_file_into_a_file_store(tmp_path, small_trace, monkeypatch):
+    """Into a database file a gzip trace is decompressed into a temp file (DuckDB keeps what
+    it reads from a pipe in memory), into an in-memory store through a FIFO; the rows are
+    the same."""
+    import gzip
+
+    from loganalyze.importers import trace_stage
+
+    path, _ = small_trace
+    gz = tmp_path / "rank0.pt.trace.json.gz"
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    fifos, mkfifo = [], os.mkfifo
+    monkeypatch.setattr(trace_stage.os, "mkfifo", lambda p, *a: (fifos.append(p), mkfifo(p, *a)))
+    with Store(":memory:") as mem:
+        assert ingest_file(mem, str(gz)).status == "ingested"
+        expected = _rows(mem.con)
+    assert len(fifos) == 1
+    with Store(str(tmp_path / "db.duckdb")) as store:
+        assert ingest_file(store, str(gz)).status == "ingested"
+        assert _rows(store.con) == expected
+    assert len(fifos) == 1
 
 
 def test_limit_restored_when_the_file_is_refused(tmp_path):

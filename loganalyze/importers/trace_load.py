@@ -189,7 +189,7 @@ def _load_duckdb(ctx: IngestContext, ws: Workspace, prefix: tc.Prefix,
                  flavour: str) -> LoadResult | None:
     con = ws.con
     for split in (True, False):
-        stage = Stage(ctx.file, prefix, ctx.progress, ws.dir, split=split)
+        stage = Stage(ctx.file, prefix, ctx.progress, ws.dir, split=split, pipe=not ws.on_disk)
         try:
             stage.start()
             ok = True
