@@ -162,8 +162,9 @@ class NestingSteps:
                JOIN _flow_keys k ON e.cat IS NOT DISTINCT FROM k.cat AND e.id IS NOT DISTINCT FROM k.id
                WHERE e.ph IN ('s', 'f') AND e.problem IS NULL""").fetchnumpy()
         con.execute("DROP TABLE _flow_keys")
-        order = np.argsort(np.asarray(d["r"], dtype=np.int64), kind="stable")  # file order
-        r = np.asarray(d["r"], dtype=np.int64)[order]
+        r = np.asarray(d["r"], dtype=np.int64)
+        order = np.argsort(r, kind="stable")  # file order
+        r = r[order]
         is_s = np.asarray(d["is_s"], dtype=bool)[order]
         g = np.asarray(d["g"], dtype=np.int64)[order]
         del d, order

@@ -74,8 +74,9 @@ class SpanEngine(MatchingSteps, NestingSteps, TableSteps):
             end_r = np.full(m, -1, dtype=self.idx)
             self._match_begin_end(dur, end_r, skip)
             self._match_async(dur, end_r, skip, async_op)
-        # before each step that builds arrays: the blocks of _ev read so far (and those the
-        # load wrote) stay in DuckDB's memory as a cache, and the arrays need the room more
+        # before each step that builds arrays after reading _ev: the blocks read so far (and
+        # those the load wrote) stay in DuckDB's memory as a cache, and the arrays need the
+        # room more (the sweep reads nothing: nothing to release before the insert)
         self.ws.release_memory()
         spans = self._spans(dur, async_op)
         bound = self._bind_flows(spans)
@@ -88,7 +89,6 @@ class SpanEngine(MatchingSteps, NestingSteps, TableSteps):
                       bound=bound)
         del spans, skip, dur, end_r, async_op, parent, depth, self_ns, gpu_self, gpu_total
         del launch_r, op_r, bound
-        self.ws.release_memory()
         self._insert(arrays)
         for name in ("event_no", "_gpu_r", "_gpu_dur", "_op_rows"):
             self.__dict__.pop(name, None)
