@@ -129,6 +129,10 @@ def ingest(
     train.py 2>&1 | loganalyze ingest - --run nightly;
     loganalyze ingest --to parquet dataset/ logs/ --run nightly
     """
+    from .inputs import hash_ahead
+
+    if len(paths) == 1 and to is None:
+        hash_ahead(paths[0])  # on a helper thread, while the imports below keep this one busy
     from .api import LoganalyzeError
     from .ingest import IngestInterrupted
     from .progress import IngestProgress

@@ -17,6 +17,7 @@ Policies, the same for every importer:
 from __future__ import annotations
 
 import hashlib
+import mmap
 import os
 import queue
 import struct
@@ -33,6 +34,8 @@ from .spare_buffers import SpareBuffers
 CHUNK = 16 << 20
 #: compressed bytes read at a time
 READ_BLOCK = 1 << 20
+#: bytes read and hashed at a time by a hash of its own (:meth:`InputFile.hash_in_background`)
+HASH_BLOCK = 16 << 20
 SNIFF_BYTES = 64 << 10
 #: the name standard input's source gets
 STDIN_NAME = "<stdin>"
@@ -98,6 +101,9 @@ class InputFile:
         self.content_bytes: int | None = None if self.compression else self.size
         #: what is wrong with the compressed stream, once a read has reached the damage
         self.damage: str | None = None
+        ahead = _HASHED_AHEAD.pop(os.path.realpath(path), None) if _HASHED_AHEAD and self._spool is None else None
+        if ahead is not None and ahead._stat == self._stat and self.compression is None:
+            self._hashing = ahead._hashing
 
     @property
     def truncated(self) -> bool:
@@ -214,14 +220,18 @@ class InputFile:
     def _plain_sha256(self) -> str:
         """The sha256 of an uncompressed file's bytes, checked unchanged after the read."""
         h = hashlib.sha256()
-        # one small buffer, read into again and again: a freed 16 MiB block raised glibc's
-        # mmap threshold, and a 500 MB trace ingest peaked 60-100 MB higher
-        block = memoryview(bytearray(READ_BLOCK))
-        with self._open() as f:
+        # one buffer, read into again and again, mapped on its own: a freed 16 MiB block
+        # from malloc raised glibc's mmap threshold, and a 500 MB trace ingest peaked
+        # 60-100 MB higher.  Large, because this thread takes the GIL twice a block while
+        # the main thread holds it for up to 5 ms at a time (sys.getswitchinterval): with
+        # 1 MiB blocks a hash running beside imports went at a fifth of its speed
+        with mmap.mmap(-1, HASH_BLOCK) as buffer, self._open() as f:
+            block = memoryview(buffer)
             done = 0
             while n := f.readinto(block):
                 h.update(block[:n])
                 done += n
+            block.release()
             self._check_unchanged(f, done)
         return h.hexdigest()
 
@@ -436,6 +446,32 @@ def _spool_stdin() -> str:
 def remove_file(path: str) -> None:
     """Delete ``path`` if it is there (temporary files on every way out)."""
     tempfiles.remove(path)
+
+
+#: files whose sha256 :func:`hash_ahead` started, by real path, until an InputFile of theirs takes it
+_HASHED_AHEAD: dict[str, InputFile] = {}
+#: smaller files are not hashed ahead (their hash takes less than a thread is worth)
+HASH_AHEAD_MIN_BYTES = 16 << 20
+
+
+def hash_ahead(path: str) -> None:
+    """Start the sha256 of the uncompressed regular file ``path`` (of at least
+    :data:`HASH_AHEAD_MIN_BYTES`) on a helper thread now, for the :class:`InputFile` of it
+    that is made later, which takes the running hash over when the file is still the same
+    (size, modification time, inode); anything else (standard input, a folder, a glob, a
+    gzip file, a missing file) is left to the InputFile.  The CLI calls this before it
+    imports what an ingest needs: that start-up (a quarter of a second) keeps one core
+    busy, and the hash of a 1 GiB file is half a second of the other's."""
+    if path == STDIN or not os.path.isfile(path):
+        return
+    try:
+        file = InputFile(path)
+    except InputError:
+        return
+    if file.size >= HASH_AHEAD_MIN_BYTES:
+        file.hash_in_background()
+        if file._hashing is not None:
+            _HASHED_AHEAD[os.path.realpath(path)] = file
 
 
 class _BackgroundHasher:

@@ -6,6 +6,7 @@ import gzip
 import hashlib
 import io
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -241,3 +242,53 @@ def test_cut_line_of_damaged_gzip_is_rejected(tmp_path):
     assert f.truncated and "cut off" in f.damage
     assert lines[-1][0] + 1 == cut[0][0] and not cut[0][1].endswith(b"\n")
     assert all(text == f"line {n - 1}" for n, text in lines)
+
+
+def test_hash_ahead_is_taken_over_by_the_file_read_later(tmp_path, monkeypatch):
+    """The CLI starts a big file's sha256 before its imports; the InputFile made later for
+    the same unchanged file takes that hash over, a changed file is hashed again."""
+    from loganalyze import inputs
+
+    monkeypatch.setattr(inputs, "HASH_AHEAD_MIN_BYTES", 1000)
+    data = b"".join(b"row %d\n" % i for i in range(10_000))
+    p = tmp_path / "big.log"
+    p.write_bytes(data)
+    small = tmp_path / "small.log"
+    small.write_bytes(b"x\n")
+    for path in (str(small), str(tmp_path), str(tmp_path / "missing.log"), "-"):
+        inputs.hash_ahead(path)
+    assert inputs._HASHED_AHEAD == {}
+    inputs.hash_ahead(str(tmp_path / "." / "big.log"))
+    assert list(inputs._HASHED_AHEAD) == [os.path.realpath(p)]
+    f = InputFile(str(p))
+    assert inputs._HASHED_AHEAD == {} and f._hashing is not None
+    assert f.sha256 == hashlib.sha256(data).hexdigest()
+
+    inputs.hash_ahead(str(p))
+    p.write_bytes(data + b"more\n")  # changed after the hash began: not the file read now
+    g = InputFile(str(p))
+    assert g._hashing is None and inputs._HASHED_AHEAD == {}
+    assert g.sha256 == hashlib.sha256(data + b"more\n").hexdigest()
+
+
+def test_cli_ingest_of_one_big_file_hashes_it_ahead(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from loganalyze import inputs
+    from loganalyze.cli import app
+
+    monkeypatch.setattr(inputs, "HASH_AHEAD_MIN_BYTES", 1000)
+    ahead = []
+    monkeypatch.setattr(inputs, "hash_ahead", lambda path, real=inputs.hash_ahead: (ahead.append(path), real(path)))
+    log = tmp_path / "v.log"
+    data = b"".join(b"onednn_verbose,v1,primitive,exec,cpu,reorder,simple:any,undef,src:f32::blocked:ab::f0,,,%dx3,0.5\n"
+                    % i for i in range(100))
+    log.write_bytes(data)
+    db = str(tmp_path / "x.duckdb")
+    res = CliRunner().invoke(app, ["ingest", str(log), "--db", db])
+    assert res.exit_code == 0, res.output
+    assert ahead == [str(log)] and inputs._HASHED_AHEAD == {}
+    import duckdb
+
+    with duckdb.connect(db, read_only=True) as con:
+        assert con.execute("SELECT sha256 FROM sources").fetchone()[0] == hashlib.sha256(data).hexdigest()
