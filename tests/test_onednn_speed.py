@@ -70,6 +70,18 @@ HOSTILE = [
     "src:f32::blocked:aBcd8b::f0,,alg:convolution_direct,mb2_ic3oc8_ih5oh5kh3sh1dh0ph1,0.0625\n",
     "onednn_verbose,v1,primitive,exec,cpu,reorder,simple:any,undef,src:f32::blocked:abcd::f0,,,2x3,0\r\n",
     "plain app output, with commas, 1.5\n", "\n", "onednn_verbose,v1,1.,x,1.\n", "onednn_verbose,v12,00.5,x,1e-3\n",
+    # the edges of the compiled pass's own reading of numbers (mantissa 2^53, 10^+-22)
+    *(f"onednn_verbose,v1,{ts},exec,x,{t}\n" for ts, t in [
+        ("9007199254740993.5", "9007199254740993"), ("900719925474099.1", "9007199254740992"),
+        ("0.0000000000000000000001", "1e22"), ("0.00000000000000000000001", "1e23"),
+        ("1234567890123.4567890", "1.5e-22"), ("00000000000000000000001.5", "123e-25"),
+        ("1.0", "0e400"), ("2.5", "4.9e-324"), ("3.5", "1e-400"), ("4.5", "1.7976931348623157e308"),
+        ("5.5", "2e308"), ("6.5", "0.0000000000000000000001e+0"), ("7.5", "100000000000000000000000e-2"),
+        ("8.5", "1e00000000000000000000005"), ("9.5", "9007199254740991e-22"), ("1.5", "9007199254740991e22"),
+        # where whole + fraction / 10^decimals, rounded twice, is not the nearest double
+        ("161.68819477761933", "1"), ("56.652036239079866", "1"), ("431.915306034378176", "1"),
+        ("10.922201160692830", "1"),
+    ]),
 ]
 
 
@@ -104,7 +116,7 @@ def polars_cut(con, table: pa.Table) -> pl.DataFrame:
     cuts = onednn_cut.cut_lines(con, table)
     keys = onednn_cut.with_shape_ids(con, onednn_cut.keys_of(cuts))
     events = onednn_cut.with_events(cuts, keys)
-    return events.select("line_no", "shape_id", onednn_cut.key_text(), "ts_ms", "tail", "time_ms").sort("line_no")
+    return events.select("line_no", "shape_id", onednn_cut.key_text(), "ts_ms", onednn_cut.tail_text(), "time_ms").sort("line_no")
 
 
 def assert_same_cut(table: pa.Table) -> None:
@@ -165,6 +177,31 @@ def test_timestamps_and_times_read_as_duckdb_reads_them(pairs):
     assert_same_cut(batch(lines))
 
 
+_TIMESTAMP = st.builds(lambda a, b: f"{a}.{b}", st.integers(0, 10 ** 16).map(str),
+                       st.text("0123456789", min_size=1, max_size=16))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_TIMESTAMP, _NUMBER), min_size=1, max_size=40))
+def test_long_timestamps_read_as_duckdb_reads_them(pairs):
+    """Timestamps of more digits than 2^53 holds (oneDNN's are milliseconds since 1970 with
+    six decimals), which the compiled pass reads in two parts: the same doubles as DuckDB's
+    cast, near ties included (those it leaves to polars)."""
+    lines = [f"onednn_verbose,v1,{ts},exec,cpu,x,{t}\n" for ts, t in pairs]
+    assert_same_cut(batch(lines))
+
+
+@pytest.mark.parametrize("ts", ["1747511821674.984863", "1747511821675.068604", "1732620000000.000001",
+                                "4503599627370495.5"])
+def test_long_timestamps_read_by_the_compiled_pass(ts):
+    """The real timestamps of oneDNN v3 logs are read by the pass itself (TS_READ), to the
+    double Python's float() (correctly rounded) gives: text parsing is the slow path."""
+    data = f"onednn_verbose,v1,{ts},exec,cpu,x,0.5\n".encode()
+    _, _, flags, values = onednn_positions.find_pieces(data, onednn_positions.np.array([0, len(data)]))
+    assert flags[0] & onednn_positions.TS_READ and flags[0] & onednn_positions.TIME_READ
+    assert values[0, 0] == float(ts) and values[1, 0] == 0.5
+
+
 def test_generated_log_cut_as_before(tmp_path):
     log = tmp_path / "gen.log"
     subprocess.run([sys.executable, str(REPO / "scripts" / "gen_onednn_log.py"), "--size", "3M", "--seed", "7",
@@ -199,7 +236,7 @@ def test_line_batches_cut_from_their_bytes(tmp_path):
         cuts = onednn_cut.cut_lines(con, lines)
         keys = onednn_cut.with_shape_ids(con, onednn_cut.keys_of(cuts))
         got = onednn_cut.with_events(cuts, keys).select(
-            "line_no", "shape_id", onednn_cut.key_text(), "ts_ms", "tail", "time_ms").sort("line_no")
+            "line_no", "shape_id", onednn_cut.key_text(), "ts_ms", onednn_cut.tail_text(), "time_ms").sort("line_no")
         assert got.equals(want)
     assert sum(len(b.rejected) for b in batches) == 1
 

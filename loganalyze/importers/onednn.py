@@ -188,7 +188,7 @@ class OneDNNVerboseImporter:
         from . import onednn_cut as cut
 
         is_bad = pl.col("time_ms").is_null() & pl.col("shape_id").is_in(ok_ids.implode())
-        bad = events.filter(is_bad).sort("line_no").select("line_no", cut.key_text(), "tail")
+        bad = events.filter(is_bad).sort("line_no").select("line_no", cut.key_text(), cut.tail_text())
         for line_no, key, tail in bad.iter_rows():
             tail = tail or ""
             ctx.skip(line_no, f"malformed: time field {tail!r} is not a number", f"{key},{tail}")

@@ -57,33 +57,47 @@ def cut_batch(lines: LineBatch | pa.Table) -> pl.DataFrame:
     numbers (no database: this runs on worker threads, several batches at once).
 
     Columns: ``line_no``; ``pre`` and ``rest`` (binary: the key is ``pre || rest``);
-    ``ts_ms`` (the timestamp, or null); ``tail`` (the last field's text, or null when the
-    line has no field after its leading ones); ``time_ms`` (``tail`` when it is a plain
-    decimal number and finite, else null); ``key_hash`` (polars' hash of the key, to group lines by
+    ``ts_ms`` (the timestamp, or null); ``tail`` (the last field, binary, or null when the
+    line has no field after its leading ones; :func:`tail_text` is its text); ``time_ms``
+    (``tail`` when it is a plain decimal number and finite, else null); ``key_hash`` (polars' hash of the key, to group lines by
     key); ``odd`` (a tail that is not a plain decimal: :func:`settle_times` reads it).
     """
     buffer, offsets, line_nos = _buffers(lines)
-    rows, views, flags = positions.find_pieces(buffer, offsets)
+    rows, views, flags, values = positions.find_pieces(buffer, offsets)
     if len(rows) == 0:
         return pl.DataFrame(schema={"line_no": pl.Int64, "pre": pl.Binary, "rest": pl.Binary, "ts_ms": pl.Float64,
-                                    "tail": pl.String, "time_ms": pl.Float64, "key_hash": pl.UInt64,
+                                    "tail": pl.Binary, "time_ms": pl.Float64, "key_hash": pl.UInt64,
                                     "odd": pl.Boolean})
+    has_ts, plain = (flags & positions.HAS_TS) != 0, (flags & positions.PLAIN) != 0
     frame = pl.DataFrame({
         "line_no": line_nos[rows],
         "pre": _views(buffer, views[positions.PRE]), "rest": _views(buffer, views[positions.REST]),
-        "ts": _views(buffer, views[positions.TS]), "tail": _views(buffer, views[positions.TAIL]),
-        "has_ts": (flags & positions.HAS_TS) != 0, "has_tail": (flags & positions.HAS_TAIL) != 0,
-        "plain": (flags & positions.PLAIN) != 0,
+        "ts": _numbers(buffer, views[positions.TS], values[0], has_ts, (flags & positions.TS_READ) != 0),
+        "tail": _views(buffer, views[positions.TAIL]),
+        "time": _numbers(buffer, views[positions.TAIL], values[1], plain, (flags & positions.TIME_READ) != 0),
+        "has_ts": has_ts, "has_tail": (flags & positions.HAS_TAIL) != 0, "plain": plain,
     })
     cut = frame.lazy().select(
         "line_no", "pre", "rest",
-        ts_ms=pl.when("has_ts").then(pl.col("ts").cast(pl.String).cast(pl.Float64)),
-        tail=pl.when("has_tail").then(pl.col("tail").cast(pl.String)),
-        time_ms=pl.when("plain").then(pl.col("tail").cast(pl.String).cast(pl.Float64)),
+        ts_ms=pl.when("has_ts").then("ts"),
+        tail=pl.when("has_tail").then("tail"),
+        time_ms=pl.when("plain").then(_finite(pl.col("time"))),
         key_hash=pl.col("rest").hash(_HASH_SEED).xor(pl.col("pre").hash(_HASH_SEED + 1)),
         odd=pl.col("has_tail") & ~pl.col("plain"),
-    ).with_columns(time_ms=_finite(pl.col("time_ms"))).collect()
+    ).collect()
     return cut
+
+
+def _numbers(buffer: pa.Buffer, views: np.ndarray, values: np.ndarray, wanted: np.ndarray,
+             read: np.ndarray) -> np.ndarray:
+    """The numbers of the pieces ``views`` where ``wanted`` (decimals): ``values`` where the
+    compiled pass ``read`` them, polars' reading of the text for the others (long mantissas,
+    far exponents: a few lines, if any); anything where not ``wanted``."""
+    rest = np.flatnonzero(wanted & ~read)
+    if len(rest):
+        values = values.copy()
+        values[rest] = _views(buffer, views[rest]).cast(pl.String).cast(pl.Float64).to_numpy()
+    return values
 
 
 def _finite(time: pl.Expr) -> pl.Expr:
@@ -98,9 +112,9 @@ def settle_times(con: duckdb.DuckDBPyConnection, cut: pl.DataFrame) -> pl.DataFr
     columns = [*CUT_COLUMNS, *(["shape_id"] if "shape_id" in cut.columns else [])]
     if not cut["odd"].any():
         return cut.select(columns)
-    odd = cut.lazy().filter("odd").select("tail").unique().collect()
+    odd = cut.lazy().filter("odd").select("tail", text=tail_text()).unique("tail").collect()
     odd_arrow = odd.to_arrow()  # noqa: F841 - read by the SQL below
-    read = pl.from_arrow(con.sql("SELECT tail, try_cast(tail AS DOUBLE) AS odd_ms FROM odd_arrow").to_arrow_table())
+    read = pl.from_arrow(con.sql("SELECT tail, try_cast(text AS DOUBLE) AS odd_ms FROM odd_arrow").to_arrow_table())
     return cut.join(read, on="tail", how="left", maintain_order="left").with_columns(
         time_ms=pl.coalesce("time_ms", _finite(pl.col("odd_ms")))
     ).select(columns)
@@ -122,6 +136,12 @@ def _views(buffer: pa.Buffer, views: np.ndarray) -> pl.Series:
     views = np.ascontiguousarray(views)
     array = pa.Array.from_buffers(pa.binary_view(), len(views), [None, pa.py_buffer(views), buffer])
     return pl.Series(array)
+
+
+def tail_text() -> pl.Expr:
+    """The last field of each line of a cut as text (a line's end is ASCII after a comma,
+    and its bytes were checked as UTF-8 when the line was cut out)."""
+    return pl.col("tail").cast(pl.String)
 
 
 def key_text() -> pl.Expr:
@@ -163,7 +183,7 @@ def whole_lines(con: duckdb.DuckDBPyConnection, rows: pl.DataFrame) -> pl.DataFr
     whole = rows.select(
         "line_no",
         pl.when(pl.col("tail").is_null()).then(key_text())
-        .otherwise(pl.concat_str(key_text(), pl.lit(","), "tail")).alias("whole"),
+        .otherwise(pl.concat_str(key_text(), pl.lit(","), tail_text())).alias("whole"),
     ).to_arrow()  # noqa: F841 - read by the SQL below
     return pl.from_arrow(con.sql("SELECT line_no, whole, hash(whole, 'whole') AS whole_id FROM whole").to_arrow_table())
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import atexit
 import gc
+import math
 import threading
 from contextlib import contextmanager
 
@@ -51,8 +52,15 @@ _MARKER_ROWS = np.array([list(m.ljust(max(map(len, MARKERS)), b"\0")) for m in M
 _MARKER_LENGTHS = np.array([len(m) for m in MARKERS], dtype=np.int64)
 #: the pieces' rows in :func:`find_pieces`' views
 PRE, REST, TS, TAIL = range(4)
-#: bits of :func:`find_pieces`' flags
-HAS_TS, HAS_TAIL, PLAIN = 1, 2, 4
+#: bits of :func:`find_pieces`' flags: TS_READ and TIME_READ say that ``values`` holds the
+#: timestamp's and the plain last field's number
+HAS_TS, HAS_TAIL, PLAIN, TS_READ, TIME_READ = 1, 2, 4, 8, 16
+#: the powers of ten a double holds exactly: a decimal of at most 2^53 as an integer, times
+#: or divided by one of them, is the correctly rounded double of the decimal (one rounding:
+#: Clinger's fast path, what every correct reader gives, DuckDB's and polars' included)
+_POWERS = np.array([10.0 ** k for k in range(23)])
+#: the largest mantissa that takes another digit without passing 2^53
+_MANTISSA_LIMIT = (2 ** 53 - 9) // 10
 #: lines a process cuts with the interpreter before it loads the compiled kernel (a batch
 #: that would pass this goes to the compiled kernel whole)
 INTERPRETED_LINES = 40_000
@@ -62,17 +70,22 @@ _lock = threading.Lock()
 _compiled = None
 
 
-def find_pieces(data, offsets: np.ndarray, kernel=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def find_pieces(data, offsets: np.ndarray, kernel=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The verbose lines of a batch (bytes ``data``, a buffer; line ``offsets``: where each
     line starts and where the last one ends, every line ending with ``\\n``): their indexes
     in the batch, the Arrow binary views of their pieces (``views[PRE]`` and so on, 16 bytes
-    a line; an empty view where a line has no such piece) and their flags (HAS_TS, HAS_TAIL,
-    PLAIN).  ``kernel``: the compiled kernel to run (while :func:`compiled` loads it)."""
+    a line; an empty view where a line has no such piece), their flags (HAS_TS, HAS_TAIL,
+    PLAIN, TS_READ, TIME_READ) and their numbers (``values[0]``: the timestamp where
+    TS_READ, ``values[1]``: the plain last field where TIME_READ; decimals of at most 2^53
+    as integers within 10^±22 of them are read here, and timestamps whose digits before
+    and after the dot each are; the others are left to the caller).
+    ``kernel``: the compiled kernel to run (while :func:`compiled` loads it)."""
     global _interpreted_lines
     n = len(offsets) - 1
     rows = np.empty(n, dtype=np.int64)
     views = np.empty((4, n, 2), dtype=np.uint64)
     flags = np.empty(n, dtype=np.uint8)
+    values = np.empty((2, n), dtype=np.float64)
     interpret = False
     if kernel is None:
         with _lock:
@@ -80,11 +93,12 @@ def find_pieces(data, offsets: np.ndarray, kernel=None) -> tuple[np.ndarray, np.
             if interpret:
                 _interpreted_lines += n
     if interpret:
-        k = _pieces(bytes(data), offsets.tolist(), MARKERS, rows, views, flags)
+        k = _pieces(bytes(data), offsets.tolist(), MARKERS, rows, views, flags, values, _POWERS, _MANTISSA_LIMIT)
     else:
         data = np.frombuffer(data, dtype=np.uint8) if len(data) else np.zeros(0, np.uint8)
-        k = (kernel or compiled())(data, offsets, _MARKER_ROWS, rows, views, flags, _MARKER_LENGTHS)
-    return rows[:k], views[:, :k], flags[:k]
+        k = (kernel or compiled())(data, offsets, _MARKER_ROWS, rows, views, flags, values, _POWERS,
+                                   _MANTISSA_LIMIT, _MARKER_LENGTHS)
+    return rows[:k], views[:, :k], flags[:k], values[:, :k]
 
 
 def compiled():
@@ -130,11 +144,12 @@ def _collector_paused():
             gc.enable()
 
 
-def _pieces(d, offsets, markers, rows, views, flags, lengths=None) -> int:
+def _pieces(d, offsets, markers, rows, views, flags, values, powers, limit, lengths=None) -> int:
     """:func:`find_pieces`' loop, over ``d`` (bytes, or a uint8 array) and ``offsets``;
     ``markers``: the markers (bytes, or the rows of a zero-padded uint8 array with
-    ``lengths``).  Returns how many lines are verbose.  Plain Python that numba compiles
-    as it is: no helpers, no objects, ints only."""
+    ``lengths``); ``powers``: :data:`_POWERS`; ``limit``: :data:`_MANTISSA_LIMIT`.  Returns
+    how many lines are verbose.  Plain Python that numba compiles as it is: no helpers, no
+    objects, numbers only."""
     k = 0
     for row in range(len(offsets) - 1):
         s = offsets[row]
@@ -193,37 +208,103 @@ def _pieces(d, offsets, markers, rows, views, flags, lengths=None) -> int:
             ts_start, ts_end = c1 + 1, f2_end
             has_ts = count >= 1
         has_ts = has_ts and ts_end - ts_start >= 2 and 48 <= d[ts_start] <= 57
+        # its digits as an integer, those before and after the dot as integers (each while
+        # it stays within 2^53), and how many follow the dot
         dots = 0
-        i = ts_start + 1
+        mantissa = whole = fraction = 0
+        exact = parts_exact = True
+        decimals = 0
+        i = ts_start
         while has_ts and i < ts_end:
-            if d[i] == 46:
+            c = d[i]
+            if c == 46:
                 dots += 1
-            elif not 48 <= d[i] <= 57:
+            elif 48 <= c <= 57:
+                if mantissa > limit:
+                    exact = False
+                else:
+                    mantissa = mantissa * 10 + (c - 48)
+                if dots:
+                    if fraction > limit:
+                        parts_exact = False
+                    else:
+                        fraction = fraction * 10 + (c - 48)
+                    decimals += 1
+                elif whole > limit:
+                    parts_exact = False
+                else:
+                    whole = whole * 10 + (c - 48)
+            else:
                 has_ts = False
             i += 1
         has_ts = has_ts and dots == 1
+        ts_read = has_ts and decimals <= 22 and (exact or parts_exact)
+        value = 0.0
+        if ts_read and exact:
+            value = mantissa / powers[decimals]
+        elif ts_read:
+            # a timestamp of more digits than 2^53 holds (milliseconds since 1970 with six
+            # decimals: 19): whole + fraction / 10^decimals, rounded twice, then kept only where
+            # that is provably the correctly rounded sum: TwoSum gives the second rounding's
+            # exact error, the first one's is at most 2^-54 (below 1: half its ulp), and
+            # together they must stay below half the result's ulp (the smaller one below a
+            # power of two); else (a near tie) the caller reads the text
+            part = fraction / powers[decimals]
+            value = whole + part
+            back = value - whole
+            error = (whole - (value - back)) + (part - back)
+            m, e = math.frexp(value)
+            half_ulp = math.ldexp(1.0, e - 55 if m == 0.5 else e - 54)
+            ts_read = abs(error) + 5.551115123125783e-17 < half_ulp
+        values[0, k] = value
         pre_end = f2_end if has_v else f1_end
         at = ts_end if has_ts else pre_end
         has_tail = count >= 1 and last >= at
-        # a plain decimal tail: <digits>[.<digits>*][(e|E)[+|-]<digits>]
+        # a plain decimal tail: <digits>[.<digits>*][(e|E)[+|-]<digits>], its digits as an
+        # integer (while within 2^53), how many follow the dot, and its exponent (up to 10^5)
         plain = has_tail
         i = last + 1
+        mantissa = 0
+        exact = True
+        decimals = 0
+        exponent = 0
+        negative = False
         if plain:
             plain = i < eol and 48 <= d[i] <= 57
             while i < eol and 48 <= d[i] <= 57:
+                if mantissa > limit:
+                    exact = False
+                else:
+                    mantissa = mantissa * 10 + (d[i] - 48)
                 i += 1
             if i < eol and d[i] == 46:
                 i += 1
                 while i < eol and 48 <= d[i] <= 57:
+                    if mantissa > limit:
+                        exact = False
+                    else:
+                        mantissa = mantissa * 10 + (d[i] - 48)
+                    decimals += 1
                     i += 1
             if i < eol and (d[i] == 101 or d[i] == 69):
                 i += 1
                 if i < eol and (d[i] == 43 or d[i] == 45):
+                    negative = d[i] == 45
                     i += 1
                 plain = plain and i < eol and 48 <= d[i] <= 57
                 while i < eol and 48 <= d[i] <= 57:
+                    if exponent < 100000:
+                        exponent = exponent * 10 + (d[i] - 48)
                     i += 1
             plain = plain and i == eol
+        scale = (-exponent if negative else exponent) - decimals
+        time_read = plain and exact and -22 <= scale <= 22
+        if not time_read:
+            values[1, k] = 0.0
+        elif scale >= 0:
+            values[1, k] = mantissa * powers[scale]
+        else:
+            values[1, k] = mantissa / powers[-scale]
         # the views: (start, length) of pre, rest, ts and tail
         starts = (s, at if has_tail else s, ts_start if has_ts else s, last + 1 if has_tail else s)
         sizes = (pre_end - s, last - at if has_tail else 0, ts_end - ts_start if has_ts else 0,
@@ -242,6 +323,7 @@ def _pieces(d, offsets, markers, rows, views, flags, lengths=None) -> int:
             else:
                 views[p, k, 1] = start << 32  # buffer 0, at this offset
         rows[k] = row
-        flags[k] = (1 if has_ts else 0) | (2 if has_tail else 0) | (4 if plain else 0)
+        flags[k] = ((1 if has_ts else 0) | (2 if has_tail else 0) | (4 if plain else 0) | (8 if ts_read else 0)
+                    | (16 if time_read else 0))
         k += 1
     return k
