@@ -238,7 +238,11 @@ def _ingest_with(store, file, path, importer, run_label, progress_factory, head:
         if limit and file_backed(store.con):
             limits.enter_context(lowered_memory_limit(store.con, limit))
         with store.transaction(merge_row_groups=bool(replaces) or _content_size(file) < UNMERGED_MIN_BYTES):
-            importer.ingest(ctx)
+            try:
+                importer.ingest(ctx)
+                ctx.settle()
+            finally:
+                ctx.close()  # the connection free again, even on the way to a ROLLBACK
             derive(store.con, sid)
             ctx.note_damage()
             file.check_unchanged()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 
+import duckdb
 import pyarrow as pa
 import pytest
 
@@ -131,3 +132,29 @@ def test_row_buffer_types_from_the_schema(ctx):
 def test_row_buffer_rejects_unknown_columns(ctx):
     with pytest.raises(ValueError, match="no_such"):
         RowBuffer(ctx, "profiler_tables", ["line_no", "no_such"])
+
+
+def test_inserts_behind_land_in_order_and_fail_where_settled(ctx):
+    """insert_behind runs one insert at a time on a helper thread, in the order given; what
+    one raises comes out of the next settle (or the next insert_behind); close waits."""
+    for first in range(0, 50_000, 10_000):
+        ctx.insert_behind("onednn_events", pa.table({
+            "source_id": pa.array([7] * 10_000, pa.int32()), "line_no": pa.array(range(first, first + 10_000)),
+            "shape_id": pa.array([1] * 10_000, pa.uint64())}))
+    ctx.settle()
+    assert ctx.con.execute("SELECT count(*), min(line_no), max(line_no) FROM onednn_events").fetchone() == \
+        (50_000, 0, 49_999)
+    assert [r[0] for r in ctx.con.execute("SELECT line_no FROM onednn_events").fetchall()] == list(range(50_000))
+    ctx.insert_behind("onednn_events", pa.table({"line_no": pa.array([None], pa.int64())}))  # NOT NULL columns
+    with pytest.raises(duckdb.ConstraintException):
+        ctx.settle()
+    ctx.settle()  # reported once
+    ctx.skip(1, "pending")
+    ctx.insert_behind("no_such_table", pa.table({"x": [1]}))
+    with pytest.raises(duckdb.CatalogException):
+        ctx.flush_skipped()  # settles before it writes
+    ctx.insert_behind("onednn_events", pa.table({
+        "source_id": pa.array([7], pa.int32()), "line_no": [99], "shape_id": pa.array([1], pa.uint64())}))
+    ctx.close()
+    ctx.close()
+    assert ctx.con.execute("SELECT count(*) FROM onednn_events").fetchone()[0] == 50_001

@@ -100,6 +100,36 @@ class IngestContext:
     _skipped: list[tuple[int, str, str | None]] = field(default_factory=list)
     skipped_count: int = 0
     _first_skip: tuple[int, str] | None = None
+    #: the helper thread of :meth:`insert_behind`, and its insert in progress
+    _writer: Any = None
+    _writing: Any = None
+
+    def insert_behind(self, table: str, data: ArrowData) -> None:
+        """:func:`insert_arrow` of ``data`` into ``table`` on a helper thread, while the caller
+        goes on (DuckDB lets go of the GIL while it inserts): one insert at a time, in the
+        order given, each after the one before has ended.  Until :meth:`settle`, the caller
+        must not use ``con`` itself (:meth:`skip` and :meth:`flush_skipped` settle first)."""
+        self.settle()
+        if self._writer is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="loganalyze-insert")
+        self._writing = self._writer.submit(insert_arrow, self.con, table, data)
+
+    def settle(self) -> None:
+        """Wait for the :meth:`insert_behind` in progress, if any; raise what it raised."""
+        writing, self._writing = self._writing, None
+        if writing is not None:
+            writing.result()
+
+    def close(self) -> None:
+        """Wait for the insert in progress (whether or not it failed: the caller is
+        on its way out, and the connection must be free for its ROLLBACK) and stop the
+        helper thread.  The ingest calls this after the importer, whatever happened."""
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.shutdown(wait=True)
+        self._writing = None
 
     def skip(self, line_no: int, reason: str, text: str | bytes | None = None) -> None:
         """Report one line (or event) that could not be used, with why and its first bytes."""
@@ -120,6 +150,7 @@ class IngestContext:
 
     def clear_skipped(self) -> None:
         """Forget every line skipped so far (written or not), for a retry with another reader."""
+        self.settle()
         self.con.execute("DELETE FROM skipped_lines WHERE source_id = ?", [self.source_id])
         self._skipped.clear()
         self.skipped_count = 0
@@ -129,6 +160,7 @@ class IngestContext:
         """Write the pending skipped lines to ``skipped_lines``."""
         if not self._skipped:
             return
+        self.settle()
         nums, reasons, texts = zip(*self._skipped)
         types = arrow_types(self.con, "skipped_lines")
         insert_arrow(self.con, "skipped_lines", pa.table({

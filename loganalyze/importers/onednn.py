@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from ..grammars import onednn_verbose as g
 from ..inputs import InputError
 from ..lines import LineStats, iter_line_batches, prefetch
-from .base import IngestContext, RowBuffer, insert_arrow
+from .base import IngestContext, RowBuffer
 
 if TYPE_CHECKING:
     import polars as pl
@@ -103,6 +103,7 @@ class OneDNNVerboseImporter:
             # reported as "Exception ignored" with a traceback
             workers.shutdown(wait=True, cancel_futures=True)
             batches.close()
+        ctx.settle()
         ctx.flush_skipped()
         if stats.lines == 0:
             raise InputError(f"{ctx.file.path}: empty file")
@@ -137,6 +138,8 @@ class OneDNNVerboseImporter:
 
         from . import onednn_cut as cut
 
+        if cuts["odd"].any():  # DuckDB reads the last fields that are not plain decimals
+            ctx.settle()
         events = cut.settle_times(ctx.con, cuts)
         if not events.height:
             return
@@ -144,6 +147,7 @@ class OneDNNVerboseImporter:
             # keys the worker did not know: new to this file, or found since it looked
             fresh = events.filter(pl.col("shape_id").is_null() & ~pl.col("key_hash").is_in(self._ids["key_hash"].implode()))
             if fresh.height:
+                ctx.settle()
                 found = cut.with_shape_ids(ctx.con, cut.keys_of(fresh))
                 self._ids = pl.concat([self._ids, found.select("key_hash", "shape_id")])
                 new = found.filter(~pl.col("shape_id").is_in(list(known)))
@@ -156,7 +160,8 @@ class OneDNNVerboseImporter:
             events = self._skip_bad_times(ctx, events, ok_ids)
         if len(rekey_ids) and events.select(pl.col("shape_id").is_in(rekey_ids.implode()).any()).item():
             events = self._rekey(ctx, events, rekey_ids, known)
-        insert_arrow(ctx.con, "onednn_events", cut.event_rows(events, ctx.source_id))
+        # on a helper thread, while this one takes the next batch
+        ctx.insert_behind("onednn_events", cut.event_rows(events, ctx.source_id))
 
     def _ids_with(self, known: dict[int, str], status: str) -> pl.Series:
         """The shape ids of ``known`` with ``status`` (kept until ``known`` grows)."""
@@ -203,6 +208,7 @@ class OneDNNVerboseImporter:
         from . import onednn_cut as cut
 
         is_rekey = pl.col("shape_id").is_in(rekey_ids.implode())
+        ctx.settle()
         whole = cut.whole_lines(ctx.con, events.filter(is_rekey))
         shapes = []
         for h2, text in whole.group_by("whole_id").agg(pl.col("whole").first()).sort("whole_id").iter_rows():
