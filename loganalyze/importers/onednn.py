@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..grammars import onednn_verbose as g
@@ -31,6 +32,7 @@ from .base import IngestContext, RowBuffer
 
 if TYPE_CHECKING:
     import polars as pl
+    import pyarrow as pa
 
 # polars (and the cut built on it) load when a oneDNN log is read, not with the importer
 # registry: other formats and the query commands do not pay for the import
@@ -46,6 +48,17 @@ SHAPE_COLUMNS = [
 ]
 
 SEGMENT_COLUMNS = ["segment", "first_line", "last_line", "library_version", "isa", "runtime", "templates"]
+
+
+@dataclass
+class _Cut:
+    """A batch cut by :meth:`OneDNNVerboseImporter._cut_batch`: its events, their
+    ``onednn_events`` rows when nothing more is to be done (else None), and the size of the
+    known shapes the worker judged that by."""
+
+    events: pl.DataFrame
+    rows: pa.Table | None
+    statuses: int
 
 
 class OneDNNVerboseImporter:
@@ -73,13 +86,12 @@ class OneDNNVerboseImporter:
         con = ctx.con
         #: shape ids of the keys seen in this file, by polars' hash of the key
         self._ids = pl.DataFrame(schema={"key_hash": pl.UInt64, "shape_id": pl.UInt64})
-        #: shape ids of ``known`` by (status, size of ``known``): made again when it grows
-        self._by_status: dict[tuple[str, int], pl.Series] = {}
         # shape_id -> "ok" (a complete timed shape), "rekey" (read the line whole),
         # "whole" (a whole-line shape) or "bad" (a whole line the grammar rejects)
         known: dict[int, str] = {}
         for shape_id, timed in con.execute("SELECT shape_id, timed FROM onednn_shapes").fetchall():
             known[shape_id] = "ok" if timed else "whole"
+        self._publish(known)
 
         stats = LineStats()
         batches = prefetch(iter_line_batches(ctx.file, stats, ctx.progress))
@@ -92,7 +104,7 @@ class OneDNNVerboseImporter:
                 for line_no, reason, text in lines.rejected:
                     if g.starts_with_marker(text):
                         ctx.skip(line_no, reason, text)
-                cutting.append(workers.submit(self._cut_batch, lines))
+                cutting.append(workers.submit(self._cut_batch, lines, ctx.source_id))
                 if len(cutting) > CUT_WORKERS:
                     self._ingest_cut(ctx, cutting.popleft().result(), known)
             while cutting:
@@ -118,16 +130,41 @@ class OneDNNVerboseImporter:
         ctx.source.update(crlf_lines=stats.crlf, ends_with_newline=stats.ends_with_newline)
         self._describe_source(ctx)
 
-    def _cut_batch(self, lines) -> pl.DataFrame:
+    def _publish(self, known: dict[int, str]) -> None:
+        """What the cut workers read of ``known`` (:meth:`_cut_batch`), made again each time
+        it grows: its size, and the shape ids of the complete timed shapes and of those keyed
+        on the whole line."""
+        import polars as pl
+
+        if getattr(self, "_statuses", (None,))[0] == len(known):
+            return
+        ok, rekey = ([h for h, s in known.items() if s == status] for status in ("ok", "rekey"))
+        # one tuple, replaced whole: a worker reads one size with its two lists
+        self._statuses = (len(known), pl.Series(ok, dtype=pl.UInt64), pl.Series(rekey, dtype=pl.UInt64))
+
+    def _cut_batch(self, lines, source_id: int) -> _Cut:
         """A batch's lines cut (``onednn_cut.cut_batch``), with the shape ids of the keys this
         file has shown so far (on a worker thread: what the main thread finds later fills
-        the rest, in :meth:`_ingest_cut`)."""
+        the rest, in :meth:`_ingest_cut`).  A batch that needs nothing more (the usual one:
+        plain times, every key known, no line that :meth:`_ingest_cut` would skip or key
+        again by the shapes known when it looked) comes with its ``onednn_events`` rows."""
+        import polars as pl
+
         from . import onednn_cut as cut
 
-        return cut.with_events(cut.cut_batch(lines), self._ids)
+        events = cut.with_events(cut.cut_batch(lines), self._ids)
+        size, ok_ids, rekey_ids = self._statuses
+        if not events.height or events["odd"].any() or events["shape_id"].null_count():
+            return _Cut(events, None, size)
+        more = pl.col("time_ms").is_null() & pl.col("shape_id").is_in(ok_ids.implode())
+        if len(rekey_ids):
+            more = more | pl.col("shape_id").is_in(rekey_ids.implode())
+        if events.select(more.any()).item():
+            return _Cut(events, None, size)
+        return _Cut(events, cut.event_rows(events, source_id), size)
 
-    def _ingest_cut(self, ctx: IngestContext, cuts: pl.DataFrame, known: dict[int, str]) -> None:
-        """The events of one batch's cut verbose lines (from ``cut_batch``) into
+    def _ingest_cut(self, ctx: IngestContext, done: _Cut, known: dict[int, str]) -> None:
+        """The events of one batch's cut verbose lines (from :meth:`_cut_batch`) into
         ``onednn_events``: odd times read, new shapes parsed, lines whose last field is not a
         time keyed whole, bad lines skipped.
 
@@ -138,6 +175,11 @@ class OneDNNVerboseImporter:
 
         from . import onednn_cut as cut
 
+        if done.rows is not None and done.statuses == len(known):
+            # on a helper thread, while this one takes the next batch
+            ctx.insert_behind("onednn_events", done.rows)
+            return
+        cuts = done.events
         if cuts["odd"].any():  # DuckDB reads the last fields that are not plain decimals
             ctx.settle()
         events = cut.settle_times(ctx.con, cuts)
@@ -153,24 +195,16 @@ class OneDNNVerboseImporter:
                 new = found.filter(~pl.col("shape_id").is_in(list(known)))
                 if new.height:
                     self._parse_new_keys(ctx, new, known)
+                    self._publish(known)
             events = cut.with_events(events, self._ids)
-        ok_ids, rekey_ids = (self._ids_with(known, status) for status in ("ok", "rekey"))
+        _, ok_ids, rekey_ids = self._statuses
         untimed_ok = pl.col("time_ms").is_null() & pl.col("shape_id").is_in(ok_ids.implode())
         if events.select(untimed_ok.any()).item():
             events = self._skip_bad_times(ctx, events, ok_ids)
         if len(rekey_ids) and events.select(pl.col("shape_id").is_in(rekey_ids.implode()).any()).item():
             events = self._rekey(ctx, events, rekey_ids, known)
-        # on a helper thread, while this one takes the next batch
+            self._publish(known)
         ctx.insert_behind("onednn_events", cut.event_rows(events, ctx.source_id))
-
-    def _ids_with(self, known: dict[int, str], status: str) -> pl.Series:
-        """The shape ids of ``known`` with ``status`` (kept until ``known`` grows)."""
-        import polars as pl
-
-        key = (status, len(known))
-        if key not in self._by_status:
-            self._by_status[key] = pl.Series([h for h, s in known.items() if s == status], dtype=pl.UInt64)
-        return self._by_status[key]
 
     # ------------------------------------------------------------------ shapes
     def _parse_new_keys(self, ctx: IngestContext, new: pl.DataFrame, known: dict[int, str]) -> None:
