@@ -468,10 +468,18 @@ from . import cli_report  # noqa: E402  (compare, check, trend)
 cli_report.register(app)
 
 
+#: (an environment variable, so that --jobs workers inherit it) read by
+#: loganalyze/importers/onednn_positions.py
+NUMBA_WITHOUT_BLAS = "LOGANALYZE_NUMBA_WITHOUT_BLAS"
+
+
 def main() -> None:
     # no command does linear algebra: without this numpy's OpenBLAS starts a thread per core
     # that spins at import, ~0.1 CPU-s a process (and in every --jobs worker)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    # nor does any jitted code of this process need numba's BLAS: its check imports
+    # scipy.linalg (80 ms of a oneDNN ingest's start; importers/onednn_positions.py)
+    os.environ.setdefault(NUMBA_WITHOUT_BLAS, "1")
     code: object = 0
     try:
         app()

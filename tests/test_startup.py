@@ -90,7 +90,8 @@ def test_small_onednn_logs_are_cut_without_loading_numba(tmp_path):
     line = b"onednn_verbose,v1,1.5,primitive,exec,cpu,eltwise,jit:avx2,forward_training,src:f32,,alg:relu,2x3,0.25\n"
     big = tmp_path / "big.log"
     big.write_bytes(line * (INTERPRETED_LINES + 1))
-    assert "numba" in _imported(["ingest", "-q", "--db", str(tmp_path / "b.duckdb"), str(big)])
+    modules = _imported(["ingest", "-q", "--db", str(tmp_path / "b.duckdb"), str(big)])
+    assert "numba" in modules and "scipy.linalg" not in modules  # (the CLI skips numba's BLAS check)
 
 
 @pytest.mark.parametrize("collector_on", [True, False], ids=["collector-on", "collector-off"])
@@ -198,3 +199,24 @@ def test_database_method_on_a_read_only_database_in_a_fresh_process(all_families
             f"assert {call}\nprint('ok')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
+
+
+@pytest.mark.parametrize("without_blas", [True, False], ids=["cli", "library"])
+def test_numba_loads_without_its_blas_check_in_the_cli(without_blas):
+    """The CLI's processes say they need no numba linear algebra: numba's load then skips its
+    BLAS check, which imports scipy.linalg (80 ms); elsewhere numba is left as it is."""
+    code = """
+import sys
+from loganalyze.importers import onednn_positions as p
+p.compiled()
+from numba.np import arraymath
+print(arraymath._HAVE_BLAS, "scipy.linalg" in sys.modules, "scipy.linalg.cython_blas" in sys.modules)
+"""
+    env = {k: v for k, v in os.environ.items() if k != "LOGANALYZE_NUMBA_WITHOUT_BLAS"}
+    if without_blas:
+        from loganalyze.cli import NUMBA_WITHOUT_BLAS
+
+        env[NUMBA_WITHOUT_BLAS] = "1"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == (["False", "False", "False"] if without_blas else ["True", "True", "True"])

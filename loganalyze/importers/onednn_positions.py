@@ -38,6 +38,8 @@ from __future__ import annotations
 import atexit
 import gc
 import math
+import os
+import sys
 import threading
 from contextlib import contextmanager
 
@@ -107,7 +109,7 @@ def compiled():
     global _compiled
     with _lock:
         if _compiled is None:
-            with _collector_paused():
+            with _collector_paused(), _blas_check_skipped():
                 from numba import njit
 
                 try:
@@ -123,6 +125,28 @@ def _load(kernel) -> None:
     """Have numba load (or compile) ``kernel``'s code for the arguments
     :func:`find_pieces` passes, now rather than at its first batch."""
     find_pieces(bytearray(b"\n"), np.array([0, 1], dtype=np.int64), kernel)
+
+
+@contextmanager
+def _blas_check_skipped():
+    """In a process that says it needs none of numba's linear algebra (the CLI sets
+    ``$LOGANALYZE_NUMBA_WITHOUT_BLAS``), numba's load does not look for a BLAS: the look
+    imports scipy.linalg (80 ms on the machine of docs/benchmarks.md, a third of numba's
+    load, on the path of every oneDNN ingest).  numba records "no BLAS" when
+    ``scipy.linalg.cython_blas`` cannot be imported, which a ``None`` in ``sys.modules``
+    makes so for the length of the load only; jitted code of that process that calls
+    ``np.dot`` or ``np.linalg`` would then be refused.  Nothing changes where numba's
+    array functions or scipy.linalg are loaded already."""
+    name = "scipy.linalg.cython_blas"
+    skip = (os.environ.get("LOGANALYZE_NUMBA_WITHOUT_BLAS") == "1" and name not in sys.modules
+            and "numba.np.arraymath" not in sys.modules)
+    if skip:
+        sys.modules[name] = None
+    try:
+        yield
+    finally:
+        if skip and sys.modules.get(name, 0) is None:
+            del sys.modules[name]
 
 
 @contextmanager
