@@ -61,6 +61,8 @@ HAS_TS, HAS_TAIL, PLAIN, TS_READ, TIME_READ = 1, 2, 4, 8, 16
 #: or divided by one of them, is the correctly rounded double of the decimal (one rounding:
 #: Clinger's fast path, what every correct reader gives, DuckDB's and polars' included)
 _POWERS = np.array([10.0 ** k for k in range(23)])
+#: the same as integers, up to 10^15
+_TENS = np.array([10 ** k for k in range(16)], dtype=np.int64)
 #: the largest mantissa that takes another digit without passing 2^53
 _MANTISSA_LIMIT = (2 ** 53 - 9) // 10
 #: lines a process cuts with the interpreter before it loads the compiled kernel (a batch
@@ -95,10 +97,11 @@ def find_pieces(data, offsets: np.ndarray, kernel=None) -> tuple[np.ndarray, np.
             if interpret:
                 _interpreted_lines += n
     if interpret:
-        k = _pieces(bytes(data), offsets.tolist(), MARKERS, rows, views, flags, values, _POWERS, _MANTISSA_LIMIT)
+        k = _pieces(bytes(data), offsets.tolist(), MARKERS, rows, views, flags, values, _POWERS, _TENS,
+                    _MANTISSA_LIMIT)
     else:
         data = np.frombuffer(data, dtype=np.uint8) if len(data) else np.zeros(0, np.uint8)
-        k = (kernel or compiled())(data, offsets, _MARKER_ROWS, rows, views, flags, values, _POWERS,
+        k = (kernel or compiled())(data, offsets, _MARKER_ROWS, rows, views, flags, values, _POWERS, _TENS,
                                    _MANTISSA_LIMIT, _MARKER_LENGTHS)
     return rows[:k], views[:, :k], flags[:k], values[:, :k]
 
@@ -168,10 +171,11 @@ def _collector_paused():
             gc.enable()
 
 
-def _pieces(d, offsets, markers, rows, views, flags, values, powers, limit, lengths=None) -> int:
+def _pieces(d, offsets, markers, rows, views, flags, values, powers, tens, limit, lengths=None) -> int:
     """:func:`find_pieces`' loop, over ``d`` (bytes, or a uint8 array) and ``offsets``;
     ``markers``: the markers (bytes, or the rows of a zero-padded uint8 array with
-    ``lengths``); ``powers``: :data:`_POWERS`; ``limit``: :data:`_MANTISSA_LIMIT`.  Returns
+    ``lengths``); ``powers`` and ``tens``: :data:`_POWERS` and :data:`_TENS`; ``limit``:
+    :data:`_MANTISSA_LIMIT`.  Returns
     how many lines are verbose.  Plain Python that numba compiles as it is: no helpers, no
     objects, numbers only."""
     k = 0
@@ -232,40 +236,31 @@ def _pieces(d, offsets, markers, rows, views, flags, values, powers, limit, leng
             ts_start, ts_end = c1 + 1, f2_end
             has_ts = count >= 1
         has_ts = has_ts and ts_end - ts_start >= 2 and 48 <= d[ts_start] <= 57
-        # its digits as an integer, those before and after the dot as integers (each while
-        # it stays within 2^53), and how many follow the dot
-        dots = 0
-        mantissa = whole = fraction = 0
-        exact = parts_exact = True
-        decimals = 0
+        # where its dot is; then its digits before and after the dot as integers (each of
+        # at most 15 digits: below 2^53)
+        dot = -1
         i = ts_start
         while has_ts and i < ts_end:
             c = d[i]
             if c == 46:
-                dots += 1
-            elif 48 <= c <= 57:
-                if mantissa > limit:
-                    exact = False
-                else:
-                    mantissa = mantissa * 10 + (c - 48)
-                if dots:
-                    if fraction > limit:
-                        parts_exact = False
-                    else:
-                        fraction = fraction * 10 + (c - 48)
-                    decimals += 1
-                elif whole > limit:
-                    parts_exact = False
-                else:
-                    whole = whole * 10 + (c - 48)
-            else:
+                has_ts = dot < 0
+                dot = i
+            elif not 48 <= c <= 57:
                 has_ts = False
             i += 1
-        has_ts = has_ts and dots == 1
-        ts_read = has_ts and decimals <= 22 and (exact or parts_exact)
+        has_ts = has_ts and dot > 0
+        decimals = ts_end - dot - 1
+        ts_read = has_ts and dot - ts_start <= 15 and decimals <= 15
+        whole = fraction = 0
+        if ts_read:
+            for i in range(ts_start, dot):
+                whole = whole * 10 + (d[i] - 48)
+            for i in range(dot + 1, ts_end):
+                fraction = fraction * 10 + (d[i] - 48)
         value = 0.0
-        if ts_read and exact:
-            value = mantissa / powers[decimals]
+        if ts_read and ts_end - ts_start - 1 <= 15:
+            # at most 15 digits in all: one integer below 2^53
+            value = (whole * tens[decimals] + fraction) / powers[decimals]
         elif ts_read:
             # a timestamp of more digits than 2^53 holds (milliseconds since 1970 with six
             # decimals: 19): whole + fraction / 10^decimals, rounded twice, then kept only where
