@@ -64,13 +64,14 @@ def cut_batch(lines: LineBatch | pa.Table) -> pl.DataFrame:
     """
     buffer, offsets, line_nos = _buffers(lines)
     rows, views, flags, values = positions.find_pieces(buffer, offsets)
+    line_no = rows + line_nos if isinstance(line_nos, int) else line_nos[rows]
     if len(rows) == 0:
         return pl.DataFrame(schema={"line_no": pl.Int64, "pre": pl.Binary, "rest": pl.Binary, "ts_ms": pl.Float64,
                                     "tail": pl.Binary, "time_ms": pl.Float64, "key_hash": pl.UInt64,
                                     "odd": pl.Boolean})
     has_ts, plain = (flags & positions.HAS_TS) != 0, (flags & positions.PLAIN) != 0
     frame = pl.DataFrame({
-        "line_no": line_nos[rows],
+        "line_no": line_no,
         "pre": _views(buffer, views[positions.PRE]), "rest": _views(buffer, views[positions.REST]),
         "ts": _numbers(buffer, views[positions.TS], values[0], has_ts, (flags & positions.TS_READ) != 0),
         "tail": _views(buffer, views[positions.TAIL]),
@@ -120,10 +121,11 @@ def settle_times(con: duckdb.DuckDBPyConnection, cut: pl.DataFrame) -> pl.DataFr
     ).select(columns)
 
 
-def _buffers(lines: LineBatch | pa.Table) -> tuple[pa.Buffer, np.ndarray, np.ndarray]:
-    """The bytes, the line offsets (one past each line's "\\n") and the line numbers of a batch."""
+def _buffers(lines: LineBatch | pa.Table) -> tuple[pa.Buffer, np.ndarray, np.ndarray | int]:
+    """The bytes, the line offsets (one past each line's "\\n") and the line numbers of a
+    batch (for a LineBatch, that of its first line: the others follow it)."""
     if not isinstance(lines, pa.Table):
-        return lines.data, lines.offsets, np.arange(lines.first_line, lines.first_line + lines.count, dtype=np.int64)
+        return lines.data, lines.offsets, lines.first_line
     text = lines.column("line").combine_chunks().cast(pa.large_binary())
     _, offsets, data = text.buffers()
     offsets = np.frombuffer(offsets, dtype=np.int64)[text.offset:text.offset + len(text) + 1]

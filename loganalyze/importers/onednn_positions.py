@@ -272,9 +272,12 @@ def _pieces(d, offsets, markers, rows, views, flags, values, powers, tens, limit
             value = whole + part
             back = value - whole
             error = (whole - (value - back)) + (part - back)
-            m, e = math.frexp(value)
-            half_ulp = math.ldexp(1.0, e - 55 if m == 0.5 else e - 54)
-            ts_read = abs(error) + 5.551115123125783e-17 < half_ulp
+            # (value * 2^-54 is at most that half ulp: enough for most, without frexp)
+            ts_read = abs(error) + 5.551115123125783e-17 < value * 5.551115123125783e-17
+            if not ts_read:
+                m, e = math.frexp(value)
+                half_ulp = math.ldexp(1.0, e - 55 if m == 0.5 else e - 54)
+                ts_read = abs(error) + 5.551115123125783e-17 < half_ulp
         values[0, k] = value
         pre_end = f2_end if has_v else f1_end
         at = ts_end if has_ts else pre_end
