@@ -164,6 +164,19 @@ def restored_after(con, restore):
     restore(con)
 
 
+@contextmanager
+def threads_at_most(con, n: int):
+    """DuckDB's worker threads lowered to ``n`` inside the block (never raised), then
+    restored (the setting is the database instance's: every connection sees it)."""
+    current = con.execute("SELECT current_setting('threads')").fetchall()[0][0]
+    if int(current) <= n:
+        yield
+        return
+    con.execute(f"SET threads = {int(n)}")
+    with restored_after(con, lambda c: c.execute(f"SET threads = {int(current)}")):
+        yield
+
+
 def finish_results(con) -> None:
     """Finish a result ``execute()`` left partly fetched (``fetchone``): DuckDB 2 refuses a
     relation query (``con.sql``) on the connection until it is done."""

@@ -289,3 +289,33 @@ def test_lines_are_stored_under_the_memory_limit_into_a_file_only(tmp_path, monk
         want = setting_bytes(onednn.OneDNNVerboseImporter.memory_limit) if where == "file" else before
         assert seen and all(abs(v - want) <= want * 0.01 for v in seen), (seen, want)  # (shown to 0.1 MiB)
         assert _limit(store.con) == before
+
+
+def test_threads_lowered_for_the_batches_then_restored(tmp_path, monkeypatch):
+    """A oneDNN ingest runs its batches with one DuckDB thread (inserts of one Arrow chunk
+    gain nothing from more) and gives the setting back, also after a failure."""
+    from loganalyze import store as store_mod
+
+    threads = lambda con: int(con.execute("SELECT current_setting('threads')").fetchall()[0][0])  # noqa: E731
+    con = duckdb.connect()
+    con.execute("SET threads = 3")
+    with store_mod.threads_at_most(con, 1):
+        assert threads(con) == 1
+    with store_mod.threads_at_most(con, 8):
+        assert threads(con) == 3
+    with pytest.raises(RuntimeError):
+        with store_mod.threads_at_most(con, 2):
+            raise RuntimeError("boom")
+    assert threads(con) == 3
+
+    seen = []
+    ingest_cut = onednn.OneDNNVerboseImporter._ingest_cut  # (on the main thread)
+    monkeypatch.setattr(onednn.OneDNNVerboseImporter, "_ingest_cut",
+                        lambda self, ctx, done, known: (ctx.settle(), seen.append(threads(ctx.con)),
+                                                        ingest_cut(self, ctx, done, known))[2])
+    log = tmp_path / "v.log"
+    log.write_text("".join(HOSTILE))
+    with Store(str(tmp_path / "t.duckdb")) as store:
+        store.con.execute("SET threads = 2")
+        assert ingest_file(store, str(log)).status == "ingested"
+        assert seen and set(seen) == {1} and threads(store.con) == 2
