@@ -32,6 +32,7 @@ import duckdb
 
 import loganalyze.importers.onednn as onednn
 from loganalyze import ingest as ingest_mod
+from loganalyze.importers import base as importers_base
 from loganalyze.importers import onednn_cut
 from loganalyze.inputs import InputFile
 from loganalyze.lines import LineStats, iter_line_batches
@@ -101,7 +102,7 @@ STEPS = [
     (onednn_cut, "with_shape_ids", "with_shape_ids: DuckDB hash per distinct key", timed),
     (onednn_cut, "with_events", "with_events: shape id of each line", timed),
     (onednn_cut, "event_rows", "event_rows: Arrow rows of a batch", timed),
-    (onednn, "insert_arrow", "insert of a batch's events", timed),
+    (importers_base, "insert_arrow", "insert of a batch's events (helper thread, overlapping)", timed),
     (onednn.g, "parse_shape", "pyparsing parse_shape", timed),
     (onednn.OneDNNVerboseImporter, "_describe_source", "describe the source (segments, dialect)", timed),
 ]
@@ -175,8 +176,8 @@ def stages(path: str) -> None:
 
     def insert(lines):
         cuts, keys = ids(lines)
-        _arrow = onednn_cut.event_rows(onednn_cut.with_events(cuts, keys), 1)  # noqa: F841 - read below
-        con.execute("INSERT INTO ev SELECT * FROM _arrow")
+        _arrow = onednn_cut.event_rows(onednn_cut.with_events(cuts, keys))  # noqa: F841 - read below
+        con.execute(f"INSERT INTO ev {onednn_cut.events_insert(1)}")
 
     run("read 16 MiB chunks (with the sha256 thread)")
     run("+ line batching (numpy -> Arrow)", lambda t: None)

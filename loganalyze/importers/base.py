@@ -104,8 +104,9 @@ class IngestContext:
     _writer: Any = None
     _writing: Any = None
 
-    def insert_behind(self, table: str, data: ArrowData) -> None:
-        """:func:`insert_arrow` of ``data`` into ``table`` on a helper thread, while the caller
+    def insert_behind(self, table: str, data: ArrowData, select: str | None = None) -> None:
+        """:func:`insert_arrow` of ``data`` into ``table`` (through ``select``) on a helper
+        thread, while the caller
         goes on (DuckDB lets go of the GIL while it inserts): one insert at a time, in the
         order given, each after the one before has ended.  Until :meth:`settle`, the caller
         must not use ``con`` itself (:meth:`skip` and :meth:`flush_skipped` settle first)."""
@@ -114,7 +115,7 @@ class IngestContext:
             from concurrent.futures import ThreadPoolExecutor
 
             self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="loganalyze-insert")
-        self._writing = self._writer.submit(insert_arrow, self.con, table, data)
+        self._writing = self._writer.submit(insert_arrow, self.con, table, data, select)
 
     def settle(self) -> None:
         """Wait for the :meth:`insert_behind` in progress, if any; raise what it raised."""

@@ -108,7 +108,7 @@ class OneDNNVerboseImporter:
                     for line_no, reason, text in lines.rejected:
                         if g.starts_with_marker(text):
                             ctx.skip(line_no, reason, text)
-                    cutting.append(workers.submit(self._cut_batch, lines, ctx.source_id))
+                    cutting.append(workers.submit(self._cut_batch, lines))
                     if len(cutting) > CUT_WORKERS:
                         self._ingest_cut(ctx, cutting.popleft().result(), known)
                 while cutting:
@@ -147,7 +147,7 @@ class OneDNNVerboseImporter:
         # one tuple, replaced whole: a worker reads one size with its two lists
         self._statuses = (len(known), pl.Series(ok, dtype=pl.UInt64), pl.Series(rekey, dtype=pl.UInt64))
 
-    def _cut_batch(self, lines, source_id: int) -> _Cut:
+    def _cut_batch(self, lines) -> _Cut:
         """A batch's lines cut (``onednn_cut.cut_batch``), with the shape ids of the keys this
         file has shown so far (on a worker thread: what the main thread finds later fills
         the rest, in :meth:`_ingest_cut`).  A batch that needs nothing more (the usual one:
@@ -166,7 +166,7 @@ class OneDNNVerboseImporter:
             more = more | pl.col("shape_id").is_in(rekey_ids.implode())
         if events.select(more.any()).item():
             return _Cut(events, None, size)
-        return _Cut(events, cut.event_rows(events, source_id), size)
+        return _Cut(events, cut.event_rows(events), size)
 
     def _ingest_cut(self, ctx: IngestContext, done: _Cut, known: dict[int, str]) -> None:
         """The events of one batch's cut verbose lines (from :meth:`_cut_batch`) into
@@ -182,7 +182,7 @@ class OneDNNVerboseImporter:
 
         if done.rows is not None and done.statuses == len(known):
             # on a helper thread, while this one takes the next batch
-            ctx.insert_behind("onednn_events", done.rows)
+            ctx.insert_behind("onednn_events", done.rows, cut.events_insert(ctx.source_id))
             return
         cuts = done.events
         if cuts["odd"].any():  # DuckDB reads the last fields that are not plain decimals
@@ -209,7 +209,7 @@ class OneDNNVerboseImporter:
         if len(rekey_ids) and events.select(pl.col("shape_id").is_in(rekey_ids.implode()).any()).item():
             events = self._rekey(ctx, events, rekey_ids, known)
             self._publish(known)
-        ctx.insert_behind("onednn_events", cut.event_rows(events, ctx.source_id))
+        ctx.insert_behind("onednn_events", cut.event_rows(events), cut.events_insert(ctx.source_id))
 
     # ------------------------------------------------------------------ shapes
     def _parse_new_keys(self, ctx: IngestContext, new: pl.DataFrame, known: dict[int, str]) -> None:

@@ -190,8 +190,13 @@ def whole_lines(con: duckdb.DuckDBPyConnection, rows: pl.DataFrame) -> pl.DataFr
     return pl.from_arrow(con.sql("SELECT line_no, whole, hash(whole, 'whole') AS whole_id FROM whole").to_arrow_table())
 
 
-def event_rows(events: pl.DataFrame, source_id: int) -> pa.Table:
-    """The ``onednn_events`` columns of ``events`` (from :func:`with_events`)."""
-    return events.select(
-        pl.lit(source_id, pl.Int32).alias("source_id"), "line_no", "shape_id", "ts_ms", "time_ms"
-    ).to_arrow()
+def event_rows(events: pl.DataFrame) -> pa.Table:
+    """The ``onednn_events`` columns of ``events`` (from :func:`with_events`) but
+    ``source_id``, which :func:`events_insert` adds."""
+    return events.select("line_no", "shape_id", "ts_ms", "time_ms").to_arrow()
+
+
+def events_insert(source_id: int) -> str:
+    """The SELECT that inserts :func:`event_rows` (``_arrow``) into ``onednn_events`` for
+    the file ``source_id``: a constant DuckDB does not read from Arrow, row by row."""
+    return f"SELECT {int(source_id)}::INTEGER AS source_id, * FROM _arrow"
