@@ -319,3 +319,24 @@ def test_threads_lowered_for_the_batches_then_restored(tmp_path, monkeypatch):
         store.con.execute("SET threads = 2")
         assert ingest_file(store, str(log)).status == "ingested"
         assert seen and set(seen) == {1} and threads(store.con) == 2
+
+
+def test_shapes_written_when_their_buffer_fills_and_at_the_end(tmp_path, monkeypatch):
+    """New shapes wait in one row buffer for the whole file; a full buffer is written on
+    the way (the context settled first): every event's shape is stored, once."""
+    import functools
+
+    from loganalyze.importers import base
+
+    monkeypatch.setattr(onednn, "RowBuffer", functools.partial(base.RowBuffer, limit=3))
+    monkeypatch.setattr(onednn_positions, "INTERPRETED_LINES", 10 ** 12)
+    log = tmp_path / "many.log"
+    log.write_text("".join(f"onednn_verbose,v1,{i}.5,primitive,exec,cpu,reorder,simple:any,undef,"
+                           f"src:f32::blocked:ab::f0,,,{i}x3,0.25\n" for i in range(40)) + "".join(HOSTILE))
+    with Store(str(tmp_path / "m.duckdb")) as store:
+        assert ingest_file(store, str(log)).status == "ingested"
+        con = store.con
+        orphans = con.execute("SELECT count(*) FROM onednn_events LEFT JOIN onednn_shapes USING (shape_id) "
+                              "WHERE onednn_shapes.shape_id IS NULL").fetchone()[0]
+        shapes, distinct = con.execute("SELECT count(*), count(DISTINCT shape_id) FROM onednn_shapes").fetchone()
+    assert orphans == 0 and shapes == distinct >= 40

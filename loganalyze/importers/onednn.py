@@ -93,6 +93,9 @@ class OneDNNVerboseImporter:
         for shape_id, timed in con.execute("SELECT shape_id, timed FROM onednn_shapes").fetchall():
             known[shape_id] = "ok" if timed else "whole"
         self._publish(known)
+        # (a shape already stored, e.g. on a hash collision, is left as it is)
+        self._shapes = RowBuffer(con, "onednn_shapes", SHAPE_COLUMNS,
+                                 select="SELECT * FROM _arrow WHERE shape_id NOT IN (SELECT shape_id FROM onednn_shapes)")
 
         stats = LineStats()
         batches = prefetch(iter_line_batches(ctx.file, stats, ctx.progress))
@@ -114,6 +117,7 @@ class OneDNNVerboseImporter:
                 while cutting:
                     self._ingest_cut(ctx, cutting.popleft().result(), known)
                 ctx.settle()
+                self._shapes.flush()
             finally:
                 # stop the helper threads here, while an exception (a signal) is on its way
                 # out, not later from the garbage collector, where a second signal would be
@@ -221,7 +225,7 @@ class OneDNNVerboseImporter:
                 shapes.append((h, shape))
             else:
                 known[h] = "rekey"
-        self._insert_shapes(ctx.con, shapes)
+        self._insert_shapes(shapes)
 
     @staticmethod
     def _skip_bad_times(ctx: IngestContext, events: pl.DataFrame, ok_ids: pl.Series) -> pl.DataFrame:
@@ -260,7 +264,7 @@ class OneDNNVerboseImporter:
             else:
                 known[h2] = "bad"
                 self.bad_reason[h2] = shape.reason
-        self._insert_shapes(ctx.con, shapes)
+        self._insert_shapes(shapes)
         bad_ids = [h for h in whole["whole_id"].unique() if known[h] == "bad"]
         bad = whole.filter(pl.col("whole_id").is_in(bad_ids)).sort("line_no")
         for line_no, h2, text in bad.select("line_no", "whole_id", "whole").iter_rows():
@@ -276,17 +280,15 @@ class OneDNNVerboseImporter:
             .drop("whole_id")
         )
 
-    @staticmethod
-    def _insert_shapes(con, shapes) -> None:
-        if not shapes:
-            return
-        # (a shape already stored, e.g. on a hash collision, is left as it is)
-        rows = RowBuffer(con, "onednn_shapes", SHAPE_COLUMNS,
-                         select="SELECT * FROM _arrow WHERE shape_id NOT IN (SELECT shape_id FROM onednn_shapes)")
+    def _insert_shapes(self, shapes) -> None:
+        """Rows of ``onednn_shapes`` for ``shapes`` ((id, parsed shape) pairs), kept in
+        :attr:`_shapes` until it is full or the file's lines are all in (one insert for
+        the usual few thousand shapes of a log, not one per batch that shows new ones:
+        each builds some twenty Arrow columns on the main thread while the pipeline waits).
+        The caller has settled the context: a full buffer writes through ``ctx.con``."""
         for h, s in shapes:
             row = {c: getattr(s, c) for c in SHAPE_COLUMNS[1:] if c not in ("dims", "timed")}
-            rows.add(**row, shape_id=h, dims=list(s.dims.items()), timed=s.tail_is_time)
-        rows.flush()
+            self._shapes.add(**row, shape_id=h, dims=list(s.dims.items()), timed=s.tail_is_time)
 
     # ------------------------------------------------------------------ source description
     def _describe_source(self, ctx: IngestContext) -> None:

@@ -113,12 +113,13 @@ def settle_times(con: duckdb.DuckDBPyConnection, cut: pl.DataFrame) -> pl.DataFr
     columns = [*CUT_COLUMNS, *(["shape_id"] if "shape_id" in cut.columns else [])]
     if not cut["odd"].any():
         return cut.select(columns)
-    odd = cut.lazy().filter("odd").select("tail", text=tail_text()).unique("tail").collect()
-    odd_arrow = odd.to_arrow()  # noqa: F841 - read by the SQL below
+    # the few odd lines only (a header's): their times put in place, not a join of the batch
+    rows = cut.select(pl.arg_where("odd")).to_series()
+    odd = cut.select(pl.col("tail").gather(rows))
+    odd_arrow = odd.unique().with_columns(text=tail_text()).to_arrow()  # noqa: F841 - read by the SQL below
     read = pl.from_arrow(con.sql("SELECT tail, try_cast(text AS DOUBLE) AS odd_ms FROM odd_arrow").to_arrow_table())
-    return cut.join(read, on="tail", how="left", maintain_order="left").with_columns(
-        time_ms=pl.coalesce("time_ms", _finite(pl.col("odd_ms")))
-    ).select(columns)
+    times = odd.join(read, on="tail", how="left", maintain_order="left").select(_finite(pl.col("odd_ms")))
+    return cut.with_columns(time_ms=cut["time_ms"].clone().scatter(rows, times.to_series())).select(columns)
 
 
 def _buffers(lines: LineBatch | pa.Table) -> tuple[pa.Buffer, np.ndarray, np.ndarray | int]:
