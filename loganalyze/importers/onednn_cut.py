@@ -138,7 +138,9 @@ def _views(buffer: pa.Buffer, views: np.ndarray) -> pl.Series:
     :func:`.onednn_positions.find_pieces`) into ``buffer``."""
     views = np.ascontiguousarray(views)
     array = pa.Array.from_buffers(pa.binary_view(), len(views), [None, pa.py_buffer(views), buffer])
-    return pl.Series(array)
+    # through a table: polars' Series(pa.Array) imports pyarrow.compute (24 ms holding the
+    # GIL, on the way of the first batches)
+    return pl.from_arrow(pa.Table.from_arrays([array], names=["views"])).to_series()
 
 
 def tail_text() -> pl.Expr:
