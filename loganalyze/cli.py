@@ -78,6 +78,18 @@ def _open(db: Optional[str], read_only: bool, wait: float = WAIT_DEFAULT, datase
         _fail(str(exc))
 
 
+def _open_behind(db: Optional[str], wait: float):
+    """:func:`_open` for writing, on a helper thread: its future (``result()`` gives the
+    database, or raises what the open raised: a failed open is still one line and exit 2)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="loganalyze-open")
+    try:
+        return pool.submit(_open, db, False, wait)
+    finally:
+        pool.shutdown(wait=False)
+
+
 @contextmanager
 def _database(db: Optional[str], wait: float, read_only: bool = True, dataset: Optional[str] = None) -> Iterator:
     """The database (or dataset) for one command: a LoganalyzeError is one line and exit 2;
@@ -133,13 +145,16 @@ def ingest(
 
     if len(paths) == 1 and to is None:
         hash_ahead(paths[0])  # on a helper thread, while the imports below keep this one busy
+    dataset = _dataset_target(to, db)
+    # the database opens on a helper thread too (DuckDB lets go of the GIL while it opens
+    # the file and checks the schema: 40-75 ms) while this one imports what ingests need
+    opening = _open_behind(db, wait) if dataset is None else None
     from .api import LoganalyzeError
     from .ingest import IngestInterrupted
     from .progress import IngestProgress
     from .signals import interrupts_handled, is_interrupt, signal_exit_code
 
-    dataset = _dataset_target(to, db)
-    database = _open(db, read_only=False, wait=wait) if dataset is None else None
+    database = opening.result() if opening is not None else None
     bar = IngestProgress() if (sys.stderr.isatty() and not quiet) else None
     ok = failed = 0
     seen: list = []
