@@ -106,10 +106,10 @@ class IngestContext:
 
     def insert_behind(self, table: str, data: ArrowData, select: str | None = None) -> None:
         """:func:`insert_arrow` of ``data`` into ``table`` (through ``select``) on a helper
-        thread, while the caller
-        goes on (DuckDB lets go of the GIL while it inserts): one insert at a time, in the
-        order given, each after the one before has ended.  Until :meth:`settle`, the caller
-        must not use ``con`` itself (:meth:`skip` and :meth:`flush_skipped` settle first)."""
+        thread, while the caller goes on (DuckDB lets go of the GIL while it inserts): one
+        insert at a time, in the order given, each after the one before has ended.  Until
+        :meth:`settle`, the caller must not use ``con`` itself (:meth:`skip` and
+        :meth:`flush_skipped` settle first)."""
         self.settle()
         if self._writer is None:
             from concurrent.futures import ThreadPoolExecutor

@@ -6,17 +6,21 @@ How a file goes in (see docs/benchmarks.md for what each step costs):
    on a helper thread, a batch ahead.
 2. ``onednn_cut.cut_batch`` keeps the verbose lines of a batch and cuts each into its key
    (the line without its timestamp and last field), timestamp and time: one compiled pass
-   over the batch's bytes finds the pieces (``onednn_positions``, numba; the interpreter for
-   a process's first 40,000 lines), polars reads them; on worker threads, two batches
-   at once, which also look up the shape ids of the keys the file has shown so far; on
-   the main thread, keys new to the file get their shape ids (DuckDB's ``hash(key)``)
-   once each.
+   over the batch's bytes finds the pieces and reads the numbers (``onednn_positions``,
+   numba; the interpreter for a process's first 40,000 lines), polars puts them in
+   columns; on worker threads, two batches at once, which also look up the shape ids of
+   the keys the file has shown so far and, when the batch needs nothing more, make its
+   ``onednn_events`` rows (:meth:`OneDNNVerboseImporter._cut_batch`); on the main thread,
+   keys new to the file get their shape ids (DuckDB's ``hash(key)``) once each.
 3. Keys never seen before are read once by the pyparsing grammar
-   (``loganalyze.grammars.onednn_verbose.parse_shape``) into a row of ``onednn_shapes``.
-   When the grammar says the tail is not a time (info lines, diagnostics, untimed or
-   truncated lines) those few lines are keyed again on the whole line and parsed again.
+   (``loganalyze.grammars.onednn_verbose.parse_shape``) into a row of ``onednn_shapes``
+   (written at the end).  When the grammar says the tail is not a time (info lines,
+   diagnostics, untimed or truncated lines) those few lines are keyed again on the whole
+   line and parsed again.
 4. Truncated and malformed lines go to ``skipped_lines`` with the grammar's reason; the
-   other lines go into ``onednn_events`` as ``(line_no, shape_id, ts, time)``.
+   other lines go into ``onednn_events`` as ``(line_no, shape_id, ts, time)``, a batch at a
+   time on a helper thread (``IngestContext.insert_behind``) while the next is prepared,
+   DuckDB with one thread meanwhile.
 """
 from __future__ import annotations
 
@@ -92,6 +96,7 @@ class OneDNNVerboseImporter:
         known: dict[int, str] = {}
         for shape_id, timed in con.execute("SELECT shape_id, timed FROM onednn_shapes").fetchall():
             known[shape_id] = "ok" if timed else "whole"
+        self._statuses = (-1, None, None)  # (a file before this one may have left its own)
         self._publish(known)
         # (a shape already stored, e.g. on a hash collision, is left as it is)
         self._shapes = RowBuffer(con, "onednn_shapes", SHAPE_COLUMNS,
@@ -145,7 +150,7 @@ class OneDNNVerboseImporter:
         on the whole line."""
         import polars as pl
 
-        if getattr(self, "_statuses", (None,))[0] == len(known):
+        if self._statuses[0] == len(known):
             return
         ok, rekey = ([h for h, s in known.items() if s == status] for status in ("ok", "rekey"))
         # one tuple, replaced whole: a worker reads one size with its two lists

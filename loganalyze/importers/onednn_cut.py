@@ -11,11 +11,13 @@ No Python code, no regex and no string function runs per line:
   finds them in one compiled pass over each line's first and last bytes (the batch's
   buffer and line offsets, as :mod:`loganalyze.lines` cut them) and writes them as Arrow
   *binary views* into the buffer (no byte is copied);
-- polars hashes the key's two pieces (to group a batch's lines by key) and parses the
-  times: the tails that are plain decimals (``<digits>[.<digits>][e<digits>]``, signed
-  exponent allowed: both libraries round correctly, so they agree there); any other tail
-  goes to DuckDB's ``try_cast``, once per distinct text, so what counts as a number stays
-  DuckDB's rule;
+- the times: the same pass reads the timestamps and the tails that are plain decimals
+  (``<digits>[.<digits>][e<digits>]``, signed exponent allowed) to the correctly rounded
+  double where it can prove it (:data:`.onednn_positions.TS_READ`, ``TIME_READ``), polars
+  reads the text of the others (every correct reader rounds the same, so they agree
+  with DuckDB there); any other tail goes to DuckDB's ``try_cast``, once per distinct
+  text, so what counts as a number stays DuckDB's rule;
+- polars hashes the key's two pieces (to group a batch's lines by key);
 - shape ids: DuckDB's ``hash(key)`` (what earlier versions stored, so databases stay
   compatible), computed once per distinct key of the file (the importer keeps them).
 
