@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 DEFAULT_DB = "loganalyze.duckdb"
@@ -164,17 +164,11 @@ def restored_after(con, restore):
     restore(con)
 
 
-@contextmanager
 def threads_at_most(con, n: int):
     """DuckDB's worker threads lowered to ``n`` inside the block (never raised), then
-    restored (the setting is the database instance's: every connection sees it)."""
-    current = con.execute("SELECT current_setting('threads')").fetchall()[0][0]
-    if int(current) <= n:
-        yield
-        return
-    con.execute(f"SET threads = {int(n)}")
-    with restored_after(con, lambda c: c.execute(f"SET threads = {int(current)}")):
-        yield
+    restored: :func:`temporary_setting` when there are more."""
+    current = int(con.execute("SELECT current_setting('threads')").fetchall()[0][0])
+    return temporary_setting(con, "threads", int(n)) if current > n else nullcontext()
 
 
 def finish_results(con) -> None:
