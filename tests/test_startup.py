@@ -81,12 +81,16 @@ def test_ingest_imports_no_pandas(tmp_path):
 
 def test_small_onednn_logs_are_cut_without_loading_numba(tmp_path):
     """numba takes about 0.9 s to load, more than the interpreter needs for a process's first
-    lines (importers/onednn_positions.py); a log past INTERPRETED_LINES loads it."""
+    lines (importers/onednn_positions.py); a log past INTERPRETED_LINES loads it.  Nor does a
+    small log's cut import ``numpy.ma`` or ``pyarrow.compute``."""
     from loganalyze.importers.onednn_positions import INTERPRETED_LINES
 
     samples = sorted(str(p) for p in (SAMPLES / "onednn").iterdir() if p.suffix != ".md")
     modules = _imported(["ingest", "-q", "--jobs", "1", "--db", str(tmp_path / "s.duckdb"), *samples])
     assert "loganalyze.importers.onednn_positions" in modules and "numba" not in modules
+    # nor what polars' numpy constructor (numpy.ma, 60 ms) or its first Arrow cast
+    # (pyarrow.compute, 25 ms) would import: columns go through Arrow, short ones through numpy
+    assert "numpy.ma" not in modules and "pyarrow.compute" not in modules
     line = b"onednn_verbose,v1,1.5,primitive,exec,cpu,eltwise,jit:avx2,forward_training,src:f32,,alg:relu,2x3,0.25\n"
     big = tmp_path / "big.log"
     big.write_bytes(line * (INTERPRETED_LINES + 1))

@@ -10,11 +10,12 @@ pulls in):
 - :func:`numpy_array`: a 1-D numpy array of numbers or booleans, with an optional null
   mask; the numbers are not copied.
 - :func:`arrow_array`: a list of Python values for a column of a given Arrow type.  Flat
-  columns are built by polars when an importer has loaded it, else by numpy from values
-  of exactly the column's kind (``int`` for integers, ``str`` for text, ...); nested ones
-  (maps, lists, structs) are put together from flat children.  Anything else (other types,
-  other values) goes to ``pa.array`` itself, which also gives its errors; so do long lists
-  without polars (see :data:`NUMPY_MAX_VALUES`).
+  columns of short lists (see :data:`NUMPY_MAX_VALUES`) are built by numpy from values of
+  exactly the column's kind (``int`` for integers, ``str`` for text, ...), long ones (and
+  short ones numpy does not take) by polars when an importer has loaded it (its first
+  column imports ``pyarrow.compute``, ~25 ms); nested ones (maps, lists, structs) are put
+  together from flat children.  Anything else (other types, other values) goes to
+  ``pa.array`` itself, which also gives its errors; so do long lists without polars.
 """
 from __future__ import annotations
 
@@ -59,16 +60,17 @@ NUMPY_MAX_VALUES = 20_000
 def arrow_array(values: list, arrow_type: pa.DataType) -> pa.Array:
     """``pa.array(values, arrow_type)`` (see the module's docstring for how)."""
     pl = sys.modules.get("polars")
-    if pl is None and len(values) > NUMPY_MAX_VALUES:
-        return pa.array(values, arrow_type)
-    flat = partial(_flat_by_polars, pl) if pl is not None else _flat_by_numpy
+    builders = [_flat_by_numpy] if len(values) <= NUMPY_MAX_VALUES else []
     errors = (TypeError, ValueError, OverflowError, AttributeError, UnicodeError, pa.ArrowException)
     if pl is not None:
+        builders.append(partial(_flat_by_polars, pl))
         errors += (pl.exceptions.PolarsError,)
-    try:
-        return _assemble(flat, values, arrow_type)
-    except errors:
-        return pa.array(values, arrow_type)
+    for flat in builders:
+        try:
+            return _assemble(flat, values, arrow_type)
+        except errors:
+            pass
+    return pa.array(values, arrow_type)
 
 
 def _assemble(flat, values: list, arrow_type: pa.DataType) -> pa.Array:
