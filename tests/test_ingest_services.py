@@ -129,6 +129,23 @@ def test_row_buffer_types_from_the_schema(ctx):
                                                               (7, 2, "op2", 20, "2")]
 
 
+def test_row_buffer_rows_taken_now_and_inserted_later(ctx):
+    """``take`` builds the waiting rows' columns and empties the buffer; ``insert`` writes
+    them whenever the caller can (rows added meanwhile are the buffer's own)."""
+    rows = RowBuffer(ctx, "profiler_tables", ["line_no", "name"])
+    assert rows.take() is None
+    rows.add(line_no=1, name="a")
+    taken = rows.take()
+    assert taken.num_rows == 1 and rows.count == 0 and rows.total == 1
+    rows.add(line_no=2, name="b")
+    assert ctx.con.execute("SELECT count(*) FROM profiler_tables").fetchall() == [(0,)]
+    rows.insert(taken)
+    rows.insert(None)
+    rows.flush()
+    assert ctx.con.execute("SELECT source_id, line_no, name FROM profiler_tables ORDER BY line_no").fetchall() == [
+        (7, 1, "a"), (7, 2, "b")]
+
+
 def test_row_buffer_rejects_unknown_columns(ctx):
     with pytest.raises(ValueError, match="no_such"):
         RowBuffer(ctx, "profiler_tables", ["line_no", "no_such"])

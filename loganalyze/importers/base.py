@@ -248,7 +248,7 @@ class RowBuffer:
         self._source_id_type = types.get("source_id")
         self._cols: dict[str, list] = {c: [] for c in self.columns}
         self.count = 0  # rows waiting
-        self.total = 0  # rows inserted
+        self.total = 0  # rows taken out to be inserted
 
     def add(self, **values: Any) -> None:
         """One row (columns by name; those left out are NULL)."""
@@ -265,15 +265,25 @@ class RowBuffer:
 
     def flush(self) -> None:
         """Insert the waiting rows."""
+        self.insert(self.take())
+
+    def take(self) -> pa.Table | None:
+        """The waiting rows as Arrow columns, taken out of the buffer (None when there are
+        none), for :meth:`insert` later: the columns can be built while ``con`` is busy."""
         if not self.count:
-            return
+            return None
         arrays = {c: arrow_array(v, self.types[c]) for c, v in self._cols.items()}
         if self.source_id is not None:
             arrays["source_id"] = arrow_array([self.source_id] * self.count, self._source_id_type)
-        insert_arrow(self.con, self.table, pa.table(arrays), self.select)
         self.total += self.count
         self._cols = {c: [] for c in self.columns}
         self.count = 0
+        return pa.table(arrays)
+
+    def insert(self, rows: pa.Table | None) -> None:
+        """Insert rows from :meth:`take` (nothing for None)."""
+        if rows is not None:
+            insert_arrow(self.con, self.table, rows, self.select)
 
 
 class Importer(Protocol):

@@ -119,9 +119,14 @@ class OneDNNVerboseImporter:
                     cutting.append(workers.submit(self._cut_batch, lines))
                     if len(cutting) > CUT_WORKERS:
                         self._ingest_cut(ctx, cutting.popleft().result(), known)
+                # the shapes found so far made into columns while the last batches are cut
+                # (~35 ms for the 2,700 shapes of docs/benchmarks.md's 1 GiB log), those the
+                # last batches bring after them
+                shapes = self._shapes.take()
                 while cutting:
                     self._ingest_cut(ctx, cutting.popleft().result(), known)
                 ctx.settle()
+                self._shapes.insert(shapes)
                 self._shapes.flush()
             finally:
                 # stop the helper threads here, while an exception (a signal) is on its way
@@ -287,9 +292,10 @@ class OneDNNVerboseImporter:
 
     def _insert_shapes(self, shapes) -> None:
         """Rows of ``onednn_shapes`` for ``shapes`` ((id, parsed shape) pairs), kept in
-        :attr:`_shapes` until it is full or the file's lines are all in (one insert for
+        :attr:`_shapes` until it is full or the file's lines are all read (one insert for
         the usual few thousand shapes of a log, not one per batch that shows new ones:
-        each builds some twenty Arrow columns on the main thread while the pipeline waits).
+        each builds some twenty Arrow columns on the main thread while the pipeline waits;
+        their columns are built while the last batches are cut, and inserted after them).
         The caller has settled the context: a full buffer writes through ``ctx.con``."""
         for h, s in shapes:
             row = {c: getattr(s, c) for c in SHAPE_COLUMNS[1:] if c not in ("dims", "timed")}
