@@ -144,7 +144,7 @@ def ingest(
     from .inputs import hash_ahead
 
     if len(paths) == 1 and to is None:
-        hash_ahead(paths[0])  # on a helper thread, while the imports below keep this one busy
+        hash_ahead(paths[0])  # in a child process, while the imports below keep this one busy
     dataset = _dataset_target(to, db)
     # the database opens on a helper thread too (DuckDB lets go of the GIL while it opens
     # the file and checks the schema: 40-75 ms) while this one imports what ingests need

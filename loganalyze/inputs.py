@@ -20,6 +20,7 @@ import hashlib
 import mmap
 import os
 import queue
+import signal
 import struct
 import sys
 import threading
@@ -125,18 +126,27 @@ class InputFile:
             self._sha256 = self.compute_sha256()
         return self._sha256
 
-    def hash_in_background(self) -> None:
+    def hash_in_background(self, in_child: bool = False) -> None:
         """Start computing the :attr:`sha256` of an uncompressed file on a helper thread
         (hashlib lets go of the GIL), for a reader that does not pass the bytes through
         :meth:`chunks` (SQLite and DuckDB open the file themselves); reading :attr:`sha256`
-        waits for it, and raises what it raised (:class:`FileRefused`, InputError)."""
+        waits for it, and raises what it raised (:class:`FileRefused`, InputError).
+
+        ``in_child``: where a process of one thread can fork (Linux), the hash is computed
+        by a child process (:func:`_sha256_in_child`) the helper thread waits for: a thread
+        takes the GIL twice for each block it reads and hashes, and waits for it while the
+        process imports; a child has a GIL of its own."""
         if self.compression or self._sha256 is not None or self._hashing is not None:
             return
         box: dict = {}
+        child = _sha256_in_child(self) if in_child else None
 
         def run() -> None:
             try:
-                box["sha256"] = self._plain_sha256()
+                if child is not None:
+                    box.update(child())
+                if "sha256" not in box and "error" not in box:  # (the child could not say)
+                    box["sha256"] = self._plain_sha256()
             except BaseException as exc:  # noqa: BLE001 - raised where sha256 is read
                 box["error"] = exc
 
@@ -456,12 +466,14 @@ HASH_AHEAD_MIN_BYTES = 16 << 20
 
 def hash_ahead(path: str) -> None:
     """Start the sha256 of the uncompressed regular file ``path`` (of at least
-    :data:`HASH_AHEAD_MIN_BYTES`) on a helper thread now, for the :class:`InputFile` of it
-    that is made later, which takes the running hash over when the file is still the same
-    (size, modification time, inode); anything else (standard input, a folder, a glob, a
-    gzip file, a missing file) is left to the InputFile.  The CLI calls this before it
-    imports what an ingest needs: that start-up (a quarter of a second) keeps one core
-    busy, and the hash of a 1 GiB file is half a second of the other's."""
+    :data:`HASH_AHEAD_MIN_BYTES`) now, in a child process where this one has no other
+    thread yet (else on a helper thread), for the :class:`InputFile` of it that is made
+    later, which takes the running hash over when the file is still the same (size,
+    modification time, inode); anything else (standard input, a folder, a glob, a gzip
+    file, a missing file) is left to the InputFile.  The CLI calls this before it imports
+    what an ingest needs: that start-up (half a second with numba's load) keeps one core
+    busy holding the GIL, and the hash of a 1 GiB file is 0.7 s of the other's (a thread
+    of this process took 1 s, waiting for the GIL twice a block)."""
     if path == STDIN or not os.path.isfile(path):
         return
     try:
@@ -469,9 +481,58 @@ def hash_ahead(path: str) -> None:
     except InputError:
         return
     if file.size >= HASH_AHEAD_MIN_BYTES:
-        file.hash_in_background()
+        file.hash_in_background(in_child=_can_fork())
         if file._hashing is not None:
             _HASHED_AHEAD[os.path.realpath(path)] = file
+
+
+def _can_fork() -> bool:
+    """Whether this process may fork a child that runs Python: Linux (macOS forbids much
+    after a fork), and no other thread running (a lock held by one would stay held in the
+    child)."""
+    return sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
+
+
+def _sha256_in_child(file: InputFile) -> Callable[[], dict] | None:
+    """Fork a child that computes ``file``'s :meth:`InputFile._plain_sha256` and writes the
+    result to a pipe; the function returned waits for the child and gives ``{"sha256": ...}``
+    or ``{"error": InputError}``, or ``{}`` when the child could not tell (the caller then
+    hashes the file itself).  None when the fork fails."""
+    try:
+        read_end, write_end = os.pipe()
+    except OSError:
+        return None
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        return None
+    if pid == 0:  # the child: one answer on the pipe, then out without any teardown
+        try:
+            os.close(read_end)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends it quietly, as its parent
+            try:
+                answer = "sha256\0" + file._plain_sha256()
+            except InputError as exc:
+                answer = f"{type(exc).__name__}\0{exc}"
+            os.write(write_end, answer.encode("utf-8", "replace"))
+        finally:
+            os._exit(0)
+    os.close(write_end)
+
+    def wait() -> dict:
+        with os.fdopen(read_end, "rb") as pipe:
+            answer = pipe.read().decode("utf-8", "replace")
+        os.waitpid(pid, 0)
+        kind, _, text = answer.partition("\0")
+        if kind == "sha256":
+            return {"sha256": text}
+        if kind in ("InputError", "FileRefused"):
+            return {"error": (FileRefused if kind == "FileRefused" else InputError)(text)}
+        return {}
+
+    return wait
 
 
 class _BackgroundHasher:

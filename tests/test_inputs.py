@@ -271,6 +271,60 @@ def test_hash_ahead_is_taken_over_by_the_file_read_later(tmp_path, monkeypatch):
     assert g.sha256 == hashlib.sha256(data + b"more\n").hexdigest()
 
 
+def _in_a_process_of_one_thread(code: str) -> str:
+    """What ``code`` prints, run by a fresh interpreter (a process that may fork)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout.strip()
+
+
+def test_hash_ahead_runs_in_a_child_process(tmp_path):
+    """In a process of one thread (the CLI at its start) the hash ahead runs in a forked
+    child, which has a GIL of its own; its answer, and the error of a file it cannot read,
+    come back through a pipe."""
+    data = b"".join(b"row %d\n" % i for i in range(10_000))
+    p = tmp_path / "big.log"
+    p.write_bytes(data)
+    code = f"""
+import os
+from loganalyze import inputs
+forks = []
+real_fork = os.fork
+os.fork = lambda: forks.append(1) or real_fork()
+inputs.HASH_AHEAD_MIN_BYTES = 1000
+inputs.hash_ahead({str(p)!r})
+f = inputs.InputFile({str(p)!r})
+print(f.sha256, len(forks))
+g = inputs.InputFile({str(p)!r})
+g.hash_in_background(in_child=True)
+print(g.sha256, len(forks))
+h = inputs.InputFile({str(p)!r})
+os.rename({str(p)!r}, {str(p)!r} + ".gone")  # unreadable when the child opens it
+h.hash_in_background(in_child=True)
+try:
+    h.sha256
+except inputs.InputError as exc:
+    print(type(exc).__name__, exc)
+"""
+    want = hashlib.sha256(data).hexdigest()
+    assert _in_a_process_of_one_thread(code).splitlines() == [
+        f"{want} 1", f"{want} 2", f"InputError {p}: cannot read: No such file or directory"]
+
+
+def test_a_child_that_cannot_say_leaves_the_hash_to_the_thread(tmp_path, monkeypatch):
+    from loganalyze import inputs
+
+    p = tmp_path / "big.log"
+    p.write_bytes(b"x\n" * 1000)
+    monkeypatch.setattr(inputs, "_sha256_in_child", lambda file: (lambda: {}))
+    f = InputFile(str(p))
+    f.hash_in_background(in_child=True)
+    assert f.sha256 == hashlib.sha256(b"x\n" * 1000).hexdigest()
+
+
 def test_cli_ingest_of_one_big_file_hashes_it_ahead(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
