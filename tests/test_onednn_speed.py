@@ -293,7 +293,8 @@ def test_lines_are_stored_under_the_memory_limit_into_a_file_only(tmp_path, monk
 
 def test_threads_lowered_for_the_batches_then_restored(tmp_path, monkeypatch):
     """A oneDNN ingest runs its batches with one DuckDB thread (inserts of one Arrow chunk
-    gain nothing from more) and gives the setting back, also after a failure."""
+    gain nothing from more), each full row group written as it fills (not five at a time,
+    the last of them by the COMMIT), and gives the settings back, also after a failure."""
     from loganalyze import store as store_mod
 
     threads = lambda con: int(con.execute("SELECT current_setting('threads')").fetchall()[0][0])  # noqa: E731
@@ -309,16 +310,18 @@ def test_threads_lowered_for_the_batches_then_restored(tmp_path, monkeypatch):
     assert threads(con) == 3
 
     seen = []
+    buffered = lambda con: con.execute("SELECT current_setting('write_buffer_row_group_count')").fetchall()[0][0]  # noqa: E731
     ingest_cut = onednn.OneDNNVerboseImporter._ingest_cut  # (on the main thread)
     monkeypatch.setattr(onednn.OneDNNVerboseImporter, "_ingest_cut",
-                        lambda self, ctx, done, known: (ctx.settle(), seen.append(threads(ctx.con)),
+                        lambda self, ctx, done, known: (ctx.settle(), seen.append((threads(ctx.con), buffered(ctx.con))),
                                                         ingest_cut(self, ctx, done, known))[2])
     log = tmp_path / "v.log"
     log.write_text("".join(HOSTILE))
     with Store(str(tmp_path / "t.duckdb")) as store:
         store.con.execute("SET threads = 2")
+        before = buffered(store.con)
         assert ingest_file(store, str(log)).status == "ingested"
-        assert seen and set(seen) == {1} and threads(store.con) == 2
+        assert seen and set(seen) == {(1, 1)} and threads(store.con) == 2 and buffered(store.con) == before != 1
 
 
 def test_shapes_written_when_their_buffer_fills_and_at_the_end(tmp_path, monkeypatch):

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from ..grammars import onednn_verbose as g
 from ..inputs import InputError
 from ..lines import LineStats, iter_line_batches, prefetch
-from ..store import threads_at_most
+from ..store import temporary_setting, threads_at_most
 from .base import IngestContext, RowBuffer
 
 if TYPE_CHECKING:
@@ -109,8 +109,10 @@ class OneDNNVerboseImporter:
         workers = ThreadPoolExecutor(max_workers=CUT_WORKERS, thread_name_prefix="onednn-cut")
         cutting: deque[Future] = deque()
         # DuckDB with one thread meanwhile: a batch's insert (one Arrow chunk) gains nothing
-        # from a second one, which only took CPU from the cut (0.2 CPU-s of 3.7 at 1 GiB)
-        with threads_at_most(con, 1):
+        # from a second one, which only took CPU from the cut (0.2 CPU-s of 3.7 at 1 GiB);
+        # each full row group written as it fills, on the inserter's thread: DuckDB holds up
+        # to five, and the COMMIT compressed and wrote the last ones (58 -> 52 ms at 1 GiB)
+        with threads_at_most(con, 1), temporary_setting(con, "write_buffer_row_group_count", 1):
             try:
                 for lines in batches:
                     for line_no, reason, text in lines.rejected:
