@@ -74,15 +74,17 @@ def cut_batch(lines: LineBatch | pa.Table) -> pl.DataFrame:
                                     "odd": pl.Boolean})
     has_ts, plain = (flags & positions.HAS_TS) != 0, (flags & positions.PLAIN) != 0
     # the numpy columns through Arrow: polars' own numpy constructor imports numpy.ma (60 ms)
-    frame = pl.from_arrow(pa.table({
+    numbers = pl.from_arrow(pa.table({
         "line_no": numpy_array(line_no),
         "ts": numpy_array(_numbers(buffer, views[positions.TS], values[0], has_ts, (flags & positions.TS_READ) != 0)),
         "time": numpy_array(_numbers(buffer, views[positions.TAIL], values[1], plain,
                                      (flags & positions.TIME_READ) != 0)),
         "has_ts": numpy_array(has_ts), "has_tail": numpy_array((flags & positions.HAS_TAIL) != 0),
         "plain": numpy_array(plain),
-    })).with_columns(pre=_views(buffer, views[positions.PRE]), rest=_views(buffer, views[positions.REST]),
-                     tail=_views(buffer, views[positions.TAIL]))
+    }))
+    frame = pl.DataFrame([*numbers.get_columns(), _views(buffer, views[positions.PRE]).alias("pre"),
+                          _views(buffer, views[positions.REST]).alias("rest"),
+                          _views(buffer, views[positions.TAIL]).alias("tail")])
     cut = frame.lazy().select(
         "line_no", "pre", "rest",
         ts_ms=pl.when("has_ts").then("ts"),
