@@ -205,22 +205,33 @@ def test_database_method_on_a_read_only_database_in_a_fresh_process(all_families
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
 
 
-@pytest.mark.parametrize("without_blas", [True, False], ids=["cli", "library"])
-def test_numba_loads_without_its_blas_check_in_the_cli(without_blas):
+@pytest.mark.parametrize("without_blas,numba_config", [(True, False), (True, True), (False, False)],
+                         ids=["cli", "cli-numba-config-file", "library"])
+def test_numba_loads_without_its_blas_check_in_the_cli(tmp_path, without_blas, numba_config):
     """The CLI's processes say they need no numba linear algebra: numba's load then skips its
-    BLAS check, which imports scipy.linalg (80 ms); elsewhere numba is left as it is."""
+    BLAS check, which imports scipy.linalg (80 ms), and its SciPy version check; nor does it
+    import yaml (15 ms) unless a ``.numba_config.yaml`` is there to be read (numba reads it:
+    its setting shows); elsewhere numba is left as it is."""
     code = """
 import sys
 from loganalyze.importers import onednn_positions as p
 p.compiled()
 from numba.np import arraymath
-print(arraymath._HAVE_BLAS, "scipy.linalg" in sys.modules, "scipy.linalg.cython_blas" in sys.modules)
+from numba.core import config
+print(arraymath._HAVE_BLAS, "scipy" in sys.modules, "scipy.linalg.cython_blas" in sys.modules,
+      "yaml" in sys.modules, config.DEBUG_CACHE)
 """
-    env = {k: v for k, v in os.environ.items() if k != "LOGANALYZE_NUMBA_WITHOUT_BLAS"}
+    env = {k: v for k, v in os.environ.items() if k != "LOGANALYZE_NUMBA_WITHOUT_BLAS" and not k.startswith("NUMBA_")}
+    env["PYTHONPATH"] = str(ROOT)
     if without_blas:
         from loganalyze.cli import NUMBA_WITHOUT_BLAS
 
         env[NUMBA_WITHOUT_BLAS] = "1"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env)
+    if numba_config:
+        (tmp_path / ".numba_config.yaml").write_text("debug_cache: 1\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == (["False", "False", "False"] if without_blas else ["True", "True", "True"])
+    want = {"cli": "False False False False 0", "cli-numba-config-file": "False False False True 1",
+            "library": "True True True True 0"}
+    assert " ".join(out.stdout.split()[-5:]) == want[{(True, False): "cli", (True, True): "cli-numba-config-file",
+                                                      (False, False): "library"}[(without_blas, numba_config)]]

@@ -112,7 +112,7 @@ def compiled():
     global _compiled
     with _lock:
         if _compiled is None:
-            with _collector_paused(), _blas_check_skipped():
+            with _collector_paused(), _unused_imports_skipped():
                 from numba import njit
 
                 try:
@@ -131,25 +131,36 @@ def _load(kernel) -> None:
 
 
 @contextmanager
-def _blas_check_skipped():
+def _unused_imports_skipped():
     """In a process that says it needs none of numba's linear algebra (the CLI sets
-    ``$LOGANALYZE_NUMBA_WITHOUT_BLAS``), numba's load does not look for a BLAS: the look
-    imports scipy.linalg (80 ms on the machine of docs/benchmarks.md, a third of numba's
-    load, on the path of every oneDNN ingest).  numba records "no BLAS" when
-    ``scipy.linalg.cython_blas`` cannot be imported, which a ``None`` in ``sys.modules``
-    makes so for the length of the load only; jitted code of that process that calls
-    ``np.dot`` or ``np.linalg`` would then be refused.  Nothing changes where numba's
-    array functions or scipy.linalg are loaded already."""
-    name = "scipy.linalg.cython_blas"
-    skip = (os.environ.get("LOGANALYZE_NUMBA_WITHOUT_BLAS") == "1" and name not in sys.modules
-            and "numba.np.arraymath" not in sys.modules)
-    if skip:
+    ``$LOGANALYZE_NUMBA_WITHOUT_BLAS``), numba's load imports neither SciPy nor PyYAML:
+
+    - numba looks for a BLAS, which imports ``scipy.linalg`` (80 ms on the machine of
+      docs/benchmarks.md, a third of numba's load, on the path of every oneDNN ingest), and
+      imports ``scipy`` itself to check its version (8 ms).  numba records "no BLAS" when
+      SciPy cannot be imported, which a ``None`` in ``sys.modules`` makes so for the length
+      of the load only; jitted code of that process that calls ``np.dot`` or ``np.linalg``
+      would then be refused.
+    - numba's configuration imports ``yaml`` (15 ms) to read a ``.numba_config.yaml`` in the
+      current folder; without that file nothing is read, and ``yaml`` is not imported.
+
+    Nothing changes where numba's array functions, SciPy or PyYAML are loaded already."""
+    names = []
+    if os.environ.get("LOGANALYZE_NUMBA_WITHOUT_BLAS") == "1" and "numba.np.arraymath" not in sys.modules:
+        if "scipy" not in sys.modules:
+            names.append("scipy")  # (nor can its modules be imported then)
+        elif "scipy.linalg.cython_blas" not in sys.modules:
+            names.append("scipy.linalg.cython_blas")
+        if "yaml" not in sys.modules and not os.path.exists(".numba_config.yaml"):
+            names.append("yaml")
+    for name in names:
         sys.modules[name] = None
     try:
         yield
     finally:
-        if skip and sys.modules.get(name, 0) is None:
-            del sys.modules[name]
+        for name in names:
+            if sys.modules.get(name, 0) is None:
+                del sys.modules[name]
 
 
 @contextmanager
