@@ -66,6 +66,21 @@ class _Cut:
     statuses: int
 
 
+def _of_shapes(ids: pl.Series) -> pl.Expr:
+    """The lines of the shapes ``ids`` (a cut with ``shape_id``)."""
+    import polars as pl
+
+    return pl.col("shape_id").is_in(ids.implode())
+
+
+def _untimed(ok_ids: pl.Series) -> pl.Expr:
+    """The lines of complete timed shapes (``ok_ids``) whose last field is no time: the
+    worker's check of a batch and the main thread's skipping of them are the same rule."""
+    import polars as pl
+
+    return pl.col("time_ms").is_null() & _of_shapes(ok_ids)
+
+
 class OneDNNVerboseImporter:
     format = "onednn_verbose"
     #: DuckDB's memory limit while a log is stored into a database file, its COMMIT
@@ -169,17 +184,15 @@ class OneDNNVerboseImporter:
         the rest, in :meth:`_ingest_cut`).  A batch that needs nothing more (the usual one:
         plain times, every key known, no line that :meth:`_ingest_cut` would skip or key
         again by the shapes known when it looked) comes with its ``onednn_events`` rows."""
-        import polars as pl
-
         from . import onednn_cut as cut
 
         events = cut.with_events(cut.cut_batch(lines), self._ids)
         size, ok_ids, rekey_ids = self._statuses
         if not events.height or events["odd"].any() or events["shape_id"].null_count():
             return _Cut(events, None, size)
-        more = pl.col("time_ms").is_null() & pl.col("shape_id").is_in(ok_ids.implode())
+        more = _untimed(ok_ids)
         if len(rekey_ids):
-            more = more | pl.col("shape_id").is_in(rekey_ids.implode())
+            more = more | _of_shapes(rekey_ids)
         if events.select(more.any()).item():
             return _Cut(events, None, size)
         return _Cut(events, cut.event_rows(events), size)
@@ -219,10 +232,9 @@ class OneDNNVerboseImporter:
                     self._publish(known)
             events = cut.with_events(events, self._ids)
         _, ok_ids, rekey_ids = self._statuses
-        untimed_ok = pl.col("time_ms").is_null() & pl.col("shape_id").is_in(ok_ids.implode())
-        if events.select(untimed_ok.any()).item():
+        if events.select(_untimed(ok_ids).any()).item():
             events = self._skip_bad_times(ctx, events, ok_ids)
-        if len(rekey_ids) and events.select(pl.col("shape_id").is_in(rekey_ids.implode()).any()).item():
+        if len(rekey_ids) and events.select(_of_shapes(rekey_ids).any()).item():
             events = self._rekey(ctx, events, rekey_ids, known)
             self._publish(known)
         ctx.insert_behind("onednn_events", cut.event_rows(events), cut.events_insert(ctx.source_id))
@@ -243,11 +255,9 @@ class OneDNNVerboseImporter:
     def _skip_bad_times(ctx: IngestContext, events: pl.DataFrame, ok_ids: pl.Series) -> pl.DataFrame:
         """Complete profiling lines (of the shapes ``ok_ids``) whose last field is not a
         number are malformed: skipped, and left out of ``events``."""
-        import polars as pl
-
         from . import onednn_cut as cut
 
-        is_bad = pl.col("time_ms").is_null() & pl.col("shape_id").is_in(ok_ids.implode())
+        is_bad = _untimed(ok_ids)
         bad = events.filter(is_bad).sort("line_no").select("line_no", cut.key_text(), cut.tail_text())
         for line_no, key, tail in bad.iter_rows():
             tail = tail or ""
@@ -262,7 +272,7 @@ class OneDNNVerboseImporter:
 
         from . import onednn_cut as cut
 
-        is_rekey = pl.col("shape_id").is_in(rekey_ids.implode())
+        is_rekey = _of_shapes(rekey_ids)
         ctx.settle()
         whole = cut.whole_lines(ctx.con, events.filter(is_rekey))
         shapes = []
