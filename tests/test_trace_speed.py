@@ -15,7 +15,7 @@ import pytest
 from loganalyze.importers import trace_spans
 from loganalyze.importers.trace_workspace import MEMORY_FLOOR, Workspace, memory_budget
 from loganalyze.ingest import ingest_file
-from loganalyze.memory_limit import lowered_memory_limit, release_cached_blocks, setting_bytes
+from loganalyze.memory_limit import keep_block_memory, lowered_memory_limit, release_cached_blocks, setting_bytes
 from loganalyze.store import Store
 
 BENCH = Path(__file__).resolve().parents[1] / "scripts" / "bench_trace.py"
@@ -101,6 +101,48 @@ def test_file_store_ingest_runs_under_the_budget_and_restores_it(tmp_path, small
         assert res.status == "ingested", res.message
         assert seen and seen[0] == pytest.approx(memory_budget(path.stat().st_size), rel=1e-3) and seen[0] < before
         assert _limit(store.con) == before
+
+
+def _block_memory(con) -> float:
+    return setting_bytes(con.execute("SELECT current_setting('block_allocator_memory')").fetchall()[0][0])
+
+
+def test_sizes_in_bytes_as_duckdb_shows_them():
+    assert setting_bytes("0 bytes") == 0 and setting_bytes("1 byte") == 1
+    assert setting_bytes("192.0 MiB") == 192 << 20 and setting_bytes("100MB") == 1e8
+    assert setting_bytes("unlimited") == float("inf")
+
+
+def _has_block_memory() -> bool:
+    return bool(duckdb.connect().execute(
+        "SELECT count(*) FROM duckdb_settings() WHERE name = 'block_allocator_memory'").fetchall()[0][0])
+
+
+needs_block_memory = pytest.mark.skipif(not _has_block_memory(), reason="a DuckDB release without block_allocator_memory")
+
+
+@needs_block_memory
+def test_block_memory_is_only_ever_raised():
+    con = duckdb.connect()
+    assert _block_memory(con) == 0
+    keep_block_memory(con, 64 << 20)
+    assert _block_memory(con) == 64 << 20
+    keep_block_memory(con, 32 << 20)  # DuckDB refuses to lower it: not asked to
+    assert _block_memory(con) == 64 << 20
+    keep_block_memory(con, 96 << 20)
+    assert _block_memory(con) == 96 << 20
+
+
+@needs_block_memory
+def test_file_store_ingest_keeps_the_budget_of_block_memory(tmp_path, small_trace):
+    path, _ = small_trace
+    with Store(str(tmp_path / "db.duckdb")) as store:
+        store.con.execute("SET memory_limit = '8GB'")
+        assert ingest_file(store, str(path)).status == "ingested"
+        assert _block_memory(store.con) == memory_budget(path.stat().st_size)
+    with Store(":memory:") as store:  # no budget there: nothing kept
+        assert ingest_file(store, str(path)).status == "ingested"
+        assert _block_memory(store.con) == 0
 
 
 def test_memory_store_keeps_its_limit(small_trace, monkeypatch):

@@ -7,7 +7,7 @@ import uuid
 from contextlib import ExitStack
 
 from .. import tempfiles
-from ..memory_limit import file_backed, lowered_memory_limit, release_cached_blocks
+from ..memory_limit import file_backed, keep_block_memory, lowered_memory_limit, release_cached_blocks
 from ..store import temporary_setting
 from .base import IngestContext, sql_string
 
@@ -55,9 +55,10 @@ class Workspace:
         self._limit = None  # the limit in force when this workspace set it, else None
         try:
             self.on_disk = file_backed(self.con)
-            budget = f"{memory_budget(ctx.file.size)}B"
-            if self.on_disk and self._settings.enter_context(lowered_memory_limit(self.con, budget)):
-                self._limit = budget
+            budget = memory_budget(ctx.file.size)
+            if self.on_disk and self._settings.enter_context(lowered_memory_limit(self.con, f"{budget}B")):
+                self._limit = f"{budget}B"
+                keep_block_memory(self.con, budget)
             path = os.path.join(self.dir, "workspace.duckdb") if self.on_disk else ":memory:"
             self.con.execute(f"ATTACH {sql_string(path)} AS {self.database}")
             self.con.execute(f"USE {self.qualified}")
