@@ -1,4 +1,4 @@
 """``python -m loganalyze``: the same as the ``loganalyze`` command."""
-from .cli import main
+from .console import main
 
 main()

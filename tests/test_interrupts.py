@@ -131,3 +131,21 @@ def test_duckdb_interrupt_error_is_an_interrupt_even_before_the_handler_ran(monk
     assert signals.signal_exit_code(RuntimeError("Query interrupted")) == 130
     assert not signals.is_interrupt(RuntimeError("Query interrupted by the user's data"))
     assert not signals.is_interrupt(duckdb.ConversionException("Could not convert"))
+
+
+def test_interrupt_while_the_command_line_is_imported_is_one_line_and_130(tmp_path):
+    """A Ctrl-C while :mod:`loganalyze.cli` itself is being imported (the first ~30 ms of a
+    run, before the command's own handling exists) ends as one later does: ``interrupted``,
+    exit 130, no traceback.  The interrupt is raised where the import starts, every time."""
+    code = ("import sys\n"
+            "class Interrupting:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name == 'loganalyze.cli':\n"
+            "            raise KeyboardInterrupt\n"
+            "sys.meta_path.insert(0, Interrupting())\n"
+            "from loganalyze.console import main\n"
+            "main()\n")
+    env = dict(os.environ, PYTHONPATH=str(SAMPLES.parent))
+    res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert (res.returncode, res.stderr, res.stdout) == (130, "interrupted\n", "")
+

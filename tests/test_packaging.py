@@ -19,3 +19,11 @@ def test_every_package_is_listed():
     found |= {"loganalyze.grammars"} if (ROOT / "grammars" / "__init__.py").exists() else set()
     assert found <= listed, f"add to [tool.setuptools] packages: {sorted(found - listed)}"
     assert cfg["package-dir"]["loganalyze.grammars"] == "grammars"
+
+
+def test_the_command_and_python_m_start_at_the_same_entry_point():
+    """``loganalyze`` and ``python -m loganalyze`` both start at ``loganalyze.console.main``
+    (which imports the command line where a Ctrl-C is still one line, exit 130)."""
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts == {"loganalyze": "loganalyze.console:main"}
+    assert "from .console import main" in (ROOT / "loganalyze" / "__main__.py").read_text()
