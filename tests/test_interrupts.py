@@ -148,4 +148,3 @@ def test_interrupt_while_the_command_line_is_imported_is_one_line_and_130(tmp_pa
     env = dict(os.environ, PYTHONPATH=str(SAMPLES.parent))
     res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert (res.returncode, res.stderr, res.stdout) == (130, "interrupted\n", "")
-
