@@ -56,8 +56,9 @@ class Workspace:
         try:
             self.on_disk = file_backed(self.con)
             budget = memory_budget(ctx.file.size)
-            if self.on_disk and self._settings.enter_context(lowered_memory_limit(self.con, f"{budget}B")):
-                self._limit = f"{budget}B"
+            limit = f"{budget}B"
+            if self.on_disk and self._settings.enter_context(lowered_memory_limit(self.con, limit)):
+                self._limit = limit
                 keep_block_memory(self.con, budget)
             path = os.path.join(self.dir, "workspace.duckdb") if self.on_disk else ":memory:"
             self.con.execute(f"ATTACH {sql_string(path)} AS {self.database}")
