@@ -10,7 +10,7 @@ from ..grammars import trace_event as te
 from ..grammars.cuda_api import base_api_name_sql
 from .arrow_arrays import arrow_array, numpy_array
 from .base import IngestContext, RowBuffer, create_arrow_table, sql_string
-from .trace_load import event_parts, renumbered_sql
+from .trace_load import event_parts
 from .trace_matching import SpanStats
 
 
@@ -46,10 +46,12 @@ class TableSteps:
         x = {name: "CAST(NULL AS BIGINT)" if arrays[key] is None else f"x.{name}"
              for name, key in (("x_dur", "dur"), ("x_end_event", "end_r"))}
         # each table _ev is made of next to its rows of the computed columns (POSITIONAL
-        # JOIN: both in r order), the parts one after another (UNION ALL).  With insertion
-        # order not kept (Workspace.publish) DuckDB reads the parts on their own threads: a
-        # hash join on r took 1.3-1.6 CPU-s more on a 500 MB trace.  A row out of step
-        # stops the copy.  Rows are stored as the threads finish: readers order by event_no.
+        # JOIN: both in r order; the part's numbers moved on above the join, so that DuckDB
+        # scans the two tables side by side rather than holding _res<k> in memory first),
+        # the parts one after another (UNION ALL).  With insertion order not kept
+        # (Workspace.publish) DuckDB reads the parts on their own threads: a hash join on r
+        # took 1.3-1.6 CPU-s more on a 500 MB trace.  A row out of step stops the copy.
+        # Rows are stored as the threads finish: readers order by event_no.
         q = self.ws.qualified
         selects = []
         for k, (table, offset, n) in enumerate(event_parts(con)):
@@ -59,16 +61,16 @@ class TableSteps:
             create_arrow_table(con, f"_res{k}", res)
             del res
             selects.append(
-                f"""SELECT CAST({int(self.sid)} AS INTEGER) AS source_id, e.event_no, e.ph,
+                f"""SELECT CAST({int(self.sid)} AS INTEGER) AS source_id, e.event_no + {offset} AS event_no, e.ph,
                        CASE WHEN x.x_async_op THEN 'op' ELSE e.role END AS role, e.cat, e.name, e.pid, e.tid,
                        e.ts_ns, coalesce(e.dur_ns, {x['x_dur']}) AS dur_ns,
                        e.ts_ns + coalesce(e.dur_ns, {x['x_dur']}) AS end_ns,
                        x.x_depth AS depth, x.x_parent AS parent, x.x_self AS self_ns, {x['x_end_event']} AS end_event,
                        e.id, e.bp, e.scope, e.correlation, e.external_id, x.x_launch AS launch_event,
                        x.x_op AS op_event, x.x_gpu_self AS gpu_self_ns, x.x_gpu_total AS gpu_total_ns, e.args
-                FROM ({renumbered_sql(f"{q}.{table}", offset)}) e POSITIONAL JOIN {q}._res{k} x
+                FROM {q}.{table} e POSITIONAL JOIN {q}._res{k} x
                 WHERE e.problem IS NULL
-                  AND CASE WHEN e.r = x.x_r THEN NOT x.x_skip ELSE error('trace rows out of step') END""")
+                  AND CASE WHEN e.r + {offset} = x.x_r THEN NOT x.x_skip ELSE error('trace rows out of step') END""")
         arrays.clear()
         con.execute(f"CREATE OR REPLACE VIEW _evx AS {' UNION ALL '.join(selects)}")
         self.ws.transfer("SELECT * FROM {ws}._evx", "trace_events")
