@@ -268,7 +268,9 @@ def span_order(thr: np.ndarray, ts: np.ndarray, dur: np.ndarray, r: np.ndarray) 
     """The order of spans by thread, start, longer first, file order: ``np.lexsort((r, -dur,
     ts, thr))``, faster.  Thread and start are packed into one int64 key when the starts'
     range allows (``thr`` holds small codes >= 0), sorted in one pass (nearly sorted input
-    is cheap), and only the runs of equal keys are ordered by the last two keys."""
+    is cheap), and only the runs of equal keys are ordered by the last two keys (so that the
+    first sort need not be stable: numpy's quicksort, SIMD where the CPU has it, took 0.05
+    instead of 0.09-0.11 s for 2.5 M spans)."""
     n = len(ts)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
@@ -277,7 +279,7 @@ def span_order(thr: np.ndarray, ts: np.ndarray, dur: np.ndarray, r: np.ndarray) 
     if int(thr.min()) < 0 or int(ts.max()) - lo >= 1 << shift:
         return np.lexsort((r, -dur, ts, thr))
     key = (thr.astype(np.int64) << shift) | (ts - lo)
-    order = np.argsort(key, kind="stable")
+    order = np.argsort(key)
     k = key[order]
     tied = k[1:] == k[:-1]
     if tied.any():

@@ -38,7 +38,7 @@ class TableSteps:
         create_arrow_table(con, "_bound", bound_table)
         del bound_table
         # the operators by row, their values with them
-        by_row = np.argsort(self._op_rows, kind="stable")
+        by_row = np.argsort(self._op_rows)  # (no two alike)
         ops = self._op_rows[by_row]
         per_op = {key: arrays.pop(key)[by_row] for key in OP_COLUMNS}
         del by_row
@@ -137,7 +137,8 @@ class TableSteps:
         # flows, from the flow events of _ev (those the store gets: no later step skips a
         # flow event) with the slices they bind to, in two statements: under the workspace's
         # budget DuckDB spills the join and the aggregate each on its own, not the two in one
-        # pipeline (out of memory with 2.5 M flows at 192 MiB).  Events at the same time: the
+        # pipeline (out of memory with 2.5 M flows at 192 MiB); the aggregate goes straight
+        # into the store (not stored in the workspace first).  Events at the same time: the
         # first in the file starts a flow, the last ends it (ordered by time, then event
         # number: one HUGEINT key, ts_ns * 2^63 + event_no; flow events always have a time)
         con.execute(
@@ -146,18 +147,16 @@ class TableSteps:
                       e.ts_ns::HUGEINT * 9223372036854775808 + e.event_no AS k
                FROM _ev e LEFT JOIN _bound b USING (event_no)
                WHERE e.ph IN ('s', 't', 'f') AND e.problem IS NULL""")
-        con.execute(
-            f"""CREATE OR REPLACE TABLE _flows AS
-                SELECT CAST({int(self.sid)} AS INTEGER) AS source_id, cat, id, arg_min(name, event_no) AS name,
+        ws.transfer(
+            f"""SELECT CAST({int(self.sid)} AS INTEGER) AS source_id, cat, id, arg_min(name, event_no) AS name,
                        arg_min(event_no, k) FILTER (WHERE ph = 's') AS start_event,
                        arg_max(event_no, k) FILTER (WHERE ph = 'f') AS end_event,
                        count(*) FILTER (WHERE ph = 't') AS steps,
                        min(ts_ns) FILTER (WHERE ph = 's') AS start_ts_ns, max(ts_ns) FILTER (WHERE ph = 'f') AS end_ts_ns,
                        arg_min(bound_event, k) FILTER (WHERE ph = 's') AS from_event,
                        arg_max(bound_event, k) FILTER (WHERE ph = 'f') AS to_event
-                FROM _flow_events GROUP BY cat, id""")
-        con.execute("DROP TABLE _flow_events")
-        ws.transfer("SELECT * FROM {ws}._flows", "trace_flows")
+                FROM {{ws}}._flow_events GROUP BY cat, id""",
+            "trace_flows")
         # a lookup table: the names of rows skipped later do no harm (no join needed)
         names = [r[0] for r in con.execute("SELECT DISTINCT name FROM _ev WHERE role = 'kernel'").fetchall()]
         create_arrow_table(con, "_kshort", pa.table({
