@@ -63,6 +63,14 @@ def create_arrow_table(con: duckdb.DuckDBPyConnection, table: str, data: ArrowDa
     _run_over_arrow(con, f"CREATE OR REPLACE {kind} {table} AS SELECT * FROM _arrow", data)
 
 
+def write_parquet(con: duckdb.DuckDBPyConnection, path: str, data: ArrowData) -> None:
+    """Write Arrow ``data`` into the Parquet file ``path``, rows in order, for DuckDB to read
+    back soon (a working file: neither compressed nor dictionary-encoded), through the same
+    hand-off as :func:`insert_arrow`."""
+    _run_over_arrow(con, f"COPY (SELECT * FROM _arrow) TO {sql_string(path)} "
+                         "(FORMAT parquet, COMPRESSION uncompressed, DICTIONARY_SIZE_LIMIT 1)", data)
+
+
 def _run_over_arrow(con: duckdb.DuckDBPyConnection, sql: str, data: ArrowData) -> None:
     """Run ``sql``, in which ``_arrow`` names ``data``: DuckDB's replacement scan finds the
     local variable (``register()`` inside a transaction would keep the data until COMMIT)."""

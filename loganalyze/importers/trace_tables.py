@@ -3,13 +3,15 @@
 ``gpu_memops``, ``gpu_api_calls``), and the ``trace_files`` row of a source."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pyarrow as pa
 
 from ..grammars import trace_event as te
 from ..grammars.cuda_api import base_api_name_sql
 from .arrow_arrays import arrow_array, numpy_array
-from .base import IngestContext, RowBuffer, create_arrow_table, sql_string
+from .base import IngestContext, RowBuffer, create_arrow_table, sql_string, write_parquet
 from .trace_load import event_parts
 from .trace_matching import SpanStats
 
@@ -23,8 +25,8 @@ class TableSteps:
     ``ws``, ``sid``, ``m``, ``event_no``, ``_op_rows`` and the nesting results)."""
 
     def _insert(self, arrays: dict) -> None:
-        """``_res<k>`` (the computed columns of the rows of each table ``_ev`` is made of, made
-        one table at a time: :meth:`_computed_columns`), ``_bound`` and the ``_evx`` view.
+        """The computed columns of the rows of each table ``_ev`` is made of (a Parquet file
+        each: :meth:`_write_computed`), ``_bound`` and the ``_evx`` view.
         ``arrays``: skip, dur, end_r, async_op, parent, depth, launch_r, op_r, bound (one entry
         per row); self_ns, gpu_self, gpu_total (one per operator, in the order of
         ``_op_rows``)."""
@@ -46,20 +48,16 @@ class TableSteps:
         x = {name: "CAST(NULL AS BIGINT)" if arrays[key] is None else f"x.{name}"
              for name, key in (("x_dur", "dur"), ("x_end_event", "end_r"))}
         # each table _ev is made of next to its rows of the computed columns (POSITIONAL
-        # JOIN: both in r order; the part's numbers moved on above the join, so that DuckDB
-        # scans the two tables side by side rather than holding _res<k> in memory first),
-        # the parts one after another (UNION ALL).  With insertion order not kept
+        # JOIN: both in r order; DuckDB reads a join's two sides on one thread each), the
+        # parts one after another (UNION ALL).  With insertion order not kept
         # (Workspace.publish) DuckDB reads the parts on their own threads: a hash join on r
         # took 1.3-1.6 CPU-s more on a 500 MB trace.  A row out of step stops the copy.
         # Rows are stored as the threads finish: readers order by event_no.
         q = self.ws.qualified
+        parts = event_parts(con)
+        files = self._write_computed(arrays, ops, per_op, parts)
         selects = []
-        for k, (table, offset, n) in enumerate(event_parts(con)):
-            a, b = np.searchsorted(ops, (offset, offset + n))
-            res = self._computed_columns(arrays, offset, n, ops[a:b] - offset,
-                                         {key: v[a:b] for key, v in per_op.items()})
-            create_arrow_table(con, f"_res{k}", res)
-            del res
+        for (table, offset, n), path in zip(parts, files):
             selects.append(
                 f"""SELECT CAST({int(self.sid)} AS INTEGER) AS source_id, e.event_no + {offset} AS event_no, e.ph,
                        CASE WHEN x.x_async_op THEN 'op' ELSE e.role END AS role, e.cat, e.name, e.pid, e.tid,
@@ -68,18 +66,35 @@ class TableSteps:
                        x.x_depth AS depth, x.x_parent AS parent, x.x_self AS self_ns, {x['x_end_event']} AS end_event,
                        e.id, e.bp, e.scope, e.correlation, e.external_id, x.x_launch AS launch_event,
                        x.x_op AS op_event, x.x_gpu_self AS gpu_self_ns, x.x_gpu_total AS gpu_total_ns, e.args
-                FROM {q}.{table} e POSITIONAL JOIN {q}._res{k} x
+                FROM {q}.{table} e POSITIONAL JOIN read_parquet({sql_string(path)}) x
                 WHERE e.problem IS NULL
                   AND CASE WHEN e.r + {offset} = x.x_r THEN NOT x.x_skip ELSE error('trace rows out of step') END""")
         arrays.clear()
         con.execute(f"CREATE OR REPLACE VIEW _evx AS {' UNION ALL '.join(selects)}")
         self.ws.transfer("SELECT * FROM {ws}._evx", "trace_events")
 
+    def _write_computed(self, arrays: dict, ops: np.ndarray, per_op: dict, parts: list) -> list[str]:
+        """The computed columns of the rows of each part of ``_ev`` (``parts``: table, rows
+        before it, its rows), written by DuckDB into a Parquet file of the workspace's folder
+        a part at a time (the Arrow columns of the whole file are never held at once);
+        returns the files' paths.  The copy into the store reads them beside the parts
+        (DuckDB holds a file's rows in memory, under its limit, for the POSITIONAL JOIN).
+        Storing them as workspace tables instead took 0.37 CPU-s a part of 1.7 M short
+        events, the Parquet files 0.16 (docs/benchmarks.md)."""
+        paths = []
+        for k, (_, offset, n) in enumerate(parts):
+            a, b = np.searchsorted(ops, (offset, offset + n))
+            res = self._computed_columns(arrays, offset, n, ops[a:b] - offset,
+                                         {key: v[a:b] for key, v in per_op.items()})
+            paths.append(os.path.join(self.ws.dir, f"computed{k}.parquet"))
+            write_parquet(self.con, paths[-1], res)
+            del res
+        return paths
+
     def _computed_columns(self, arrays: dict, offset: int, n: int, ops: np.ndarray, per_op: dict) -> pa.Table:
-        """The computed columns of the rows ``offset`` to ``offset + n`` (one table of those
-        ``_ev`` is made of: made a table at a time, the Arrow columns of the whole file are
-        never held at once).  ``ops``: the operators among them (places in the part, ascending),
-        ``per_op``: their values of :data:`OP_COLUMNS`."""
+        """The computed columns of the rows ``offset`` to ``offset + n`` of ``_ev``.  ``ops``:
+        the operators among them (places from ``offset``, ascending), ``per_op``: their
+        values of :data:`OP_COLUMNS`."""
         m = self.m
         part = slice(offset, offset + n)
 
