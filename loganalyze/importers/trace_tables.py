@@ -11,7 +11,7 @@ import pyarrow as pa
 from ..grammars import trace_event as te
 from ..grammars.cuda_api import base_api_name_sql
 from .arrow_arrays import arrow_array, numpy_array
-from .base import IngestContext, RowBuffer, create_arrow_table, sql_string, write_parquet
+from .base import IngestContext, RowBuffer, create_arrow_table, parquet_copy_sql, sql_string, write_parquet
 from .trace_load import event_parts
 from .trace_matching import SpanStats
 
@@ -152,16 +152,16 @@ class TableSteps:
         # flows, from the flow events of _ev (those the store gets: no later step skips a
         # flow event) with the slices they bind to, in two statements: under the workspace's
         # budget DuckDB spills the join and the aggregate each on its own, not the two in one
-        # pipeline (out of memory with 2.5 M flows at 192 MiB); the aggregate goes straight
-        # into the store (not stored in the workspace first).  Events at the same time: the
-        # first in the file starts a flow, the last ends it (ordered by time, then event
-        # number: one HUGEINT key, ts_ns * 2^63 + event_no; flow events always have a time)
-        con.execute(
-            """CREATE OR REPLACE TABLE _flow_events AS
-               SELECT e.event_no, e.ph, e.cat, e.id, e.name, e.ts_ns, b.bound_event,
-                      e.ts_ns::HUGEINT * 9223372036854775808 + e.event_no AS k
+        # pipeline (out of memory with 2.5 M flows at 192 MiB): the flow events into a
+        # working Parquet file, their aggregate straight into the store.  Events at the same
+        # time: the first in the file starts a flow, the last ends it (ordered by time, then
+        # event number: one HUGEINT key, ts_ns * 2^63 + event_no, made as the file is read:
+        # Parquet has no 128-bit integers; flow events always have a time)
+        flow_events = os.path.join(ws.dir, "flow_events.parquet")
+        con.execute(parquet_copy_sql(
+            """SELECT e.event_no, e.ph, e.cat, e.id, e.name, e.ts_ns, b.bound_event
                FROM _ev e LEFT JOIN _bound b USING (event_no)
-               WHERE e.ph IN ('s', 't', 'f') AND e.problem IS NULL""")
+               WHERE e.ph IN ('s', 't', 'f') AND e.problem IS NULL""", flow_events))
         ws.transfer(
             f"""SELECT CAST({int(self.sid)} AS INTEGER) AS source_id, cat, id, arg_min(name, event_no) AS name,
                        arg_min(event_no, k) FILTER (WHERE ph = 's') AS start_event,
@@ -170,7 +170,9 @@ class TableSteps:
                        min(ts_ns) FILTER (WHERE ph = 's') AS start_ts_ns, max(ts_ns) FILTER (WHERE ph = 'f') AS end_ts_ns,
                        arg_min(bound_event, k) FILTER (WHERE ph = 's') AS from_event,
                        arg_max(bound_event, k) FILTER (WHERE ph = 'f') AS to_event
-                FROM {{ws}}._flow_events GROUP BY cat, id""",
+                FROM (SELECT *, ts_ns::HUGEINT * 9223372036854775808 + event_no AS k
+                      FROM read_parquet({sql_string(flow_events)}))
+                GROUP BY cat, id""",
             "trace_flows")
         # a lookup table: the names of rows skipped later do no harm (no join needed)
         names = [r[0] for r in con.execute("SELECT DISTINCT name FROM _ev WHERE role = 'kernel'").fetchall()]
