@@ -8,7 +8,8 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from loganalyze.importers.base import IngestContext, RowBuffer, arrow_types, create_arrow_table, insert_arrow
+from loganalyze.importers.base import (IngestContext, RowBuffer, arrow_types, create_arrow_table, insert_arrow,
+                                      write_parquet)
 from loganalyze.inputs import InputError, InputFile
 from loganalyze.store import Store
 
@@ -115,6 +116,20 @@ def test_insert_arrow_by_name_with_select_and_staged(ctx):
 def test_create_arrow_table(ctx):
     create_arrow_table(ctx.con, "_work", pa.table({"x": [1, 2]}), temp=True)
     assert ctx.con.execute("SELECT sum(x) FROM _work").fetchall() == [(3,)]
+
+
+def test_write_parquet_keeps_rows_in_order_with_their_types_and_nulls(ctx, tmp_path):
+    """The span engine's working files: read back beside another table by position, so the
+    rows must come back in order, and 32-bit integers, booleans and NULLs as written."""
+    n = 300_000  # several row groups
+    data = pa.table({"r": pa.array(range(n), pa.int32()),
+                     "flag": pa.array([i % 3 == 0 for i in range(n)]),
+                     "v": pa.array([None if i % 7 == 0 else i * 1_000_000_007 for i in range(n)], pa.int64())})
+    path = str(tmp_path / "rows.parquet")
+    write_parquet(ctx.con, path, data)
+    back = ctx.con.sql(f"SELECT * FROM read_parquet('{path}')")
+    assert back.types == ["INTEGER", "BOOLEAN", "BIGINT"]
+    assert back.to_arrow_table().to_pylist() == data.to_pylist()
 
 
 def test_row_buffer_types_from_the_schema(ctx):
