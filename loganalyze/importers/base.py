@@ -66,7 +66,8 @@ def create_arrow_table(con: duckdb.DuckDBPyConnection, table: str, data: ArrowDa
 def parquet_copy_sql(select_sql: str, path: str) -> str:
     """SQL that writes the rows of ``select_sql`` into the Parquet file ``path``, in order,
     for DuckDB to read back soon: a working file, neither compressed nor dictionary-encoded
-    (half the CPU of a compressed table's store: docs/benchmarks.md, "Twenty-first session")."""
+    (half the CPU of a compressed table's store: docs/benchmarks.md, "Twenty-first session").
+    No HUGEINT columns: Parquet has no 128-bit integers, and DuckDB writes them as DOUBLE."""
     return (f"COPY ({select_sql}) TO {sql_string(path)} "
             "(FORMAT parquet, COMPRESSION uncompressed, DICTIONARY_SIZE_LIMIT 1)")
 
