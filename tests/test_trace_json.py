@@ -401,6 +401,19 @@ def test_flow_ends_at_the_same_time_go_by_file_order(tmp_path, ingest_files, que
                                         ("9", "x", 13, 14, 0, 10_001, 10_009)]
 
 
+def test_temporary_folder_named_with_braces_and_quotes(tmp_path, monkeypatch, ingest_files, query):
+    """The span engine's working files live in the temporary folder and are named in SQL
+    text (some of it a Python format string): a folder named with braces and a quote works."""
+    monkeypatch.setenv("LOGANALYZE_TMPDIR", str(tmp_path / "tmp {x} 'q'"))
+    events = [{"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+              {"ph": "s", "cat": "ac2g", "name": "f", "pid": 1, "tid": 1, "ts": 10, "id": 3},
+              {"ph": "f", "cat": "ac2g", "name": "f", "pid": 1, "tid": 1, "ts": 20, "id": 3, "bp": "e"}]
+    ingest_files([write_json(tmp_path, "flows.json", events)])
+    assert query("SELECT id, start_event, end_event, from_event, to_event FROM trace_flows") == [("3", 1, 2, 0, 0)]
+    assert query("SELECT event_no, depth, self_ns FROM trace_events ORDER BY event_no") == [
+        (0, 0, 100_000), (1, None, None), (2, None, None)]
+
+
 def test_rocm_runtime_names(ingest_files, query):
     ingest_files([SAMPLES / "kineto_rocm_style.pt.trace.json.gz"])
     assert query("SELECT DISTINCT name FROM trace_events WHERE role = 'launch' ORDER BY 1") == [

@@ -171,9 +171,9 @@ class TableSteps:
                        arg_min(bound_event, k) FILTER (WHERE ph = 's') AS from_event,
                        arg_max(bound_event, k) FILTER (WHERE ph = 'f') AS to_event
                 FROM (SELECT *, ts_ns::HUGEINT * 9223372036854775808 + event_no AS k
-                      FROM read_parquet({sql_string(flow_events)}))
+                      FROM read_parquet({{flow_events}}))
                 GROUP BY cat, id""",
-            "trace_flows")
+            "trace_flows", flow_events=sql_string(flow_events))
         # a lookup table: the names of rows skipped later do no harm (no join needed)
         names = [r[0] for r in con.execute("SELECT DISTINCT name FROM _ev WHERE role = 'kernel'").fetchall()]
         create_arrow_table(con, "_kshort", pa.table({
