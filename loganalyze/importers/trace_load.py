@@ -230,19 +230,20 @@ def _array_sql(path: str) -> str:
                              maximum_object_size = {MAX_OBJECT_BYTES}, compression = 'none') WITH ORDINALITY"""
 
 
-def create_events_sql(con, table: str, source_sql: str, flavour: str) -> str:
-    """SQL that makes ``table`` (``_ev`` or a part of it) from ``source_sql`` (see
-    :func:`ev_select_sql`), its ``args`` stored with ZSTD rather than DuckDB's automatic
-    choice (dict_fsst), as ``trace_events.args`` is: 7% less of a staged part's load (0.18
-    of 2.6 CPU-s on 250 MB of short events, docs/benchmarks.md).  The column types are
-    those of the same SELECT over no rows (``source_sql`` itself is not bound twice: it may
-    read a pipe)."""
+def create_events_sql(con, sources: list[tuple[str, str]], flavour: str) -> list[str]:
+    """SQL that makes each ``table`` of ``sources`` ((table, source_sql) pairs: ``_ev`` or its
+    parts) from its ``source_sql`` (see :func:`ev_select_sql`), its ``args`` stored with ZSTD
+    rather than DuckDB's automatic choice (dict_fsst), as ``trace_events.args`` is: 7% less
+    of a staged part's load (0.18 of 2.6 CPU-s on 250 MB of short events,
+    docs/benchmarks.md).  The column types, the same for every table, are those of the same
+    SELECT over no rows (a source itself is not bound twice: it may read a pipe)."""
     empty = ", ".join(["CAST(NULL AS BIGINT) AS r", "CAST(NULL AS BIGINT) AS event_no"]
                       + [f"CAST(NULL AS {t}) AS {c}" for c, t in te.EVENT_COLUMNS.items()])
     columns = con.execute(f"DESCRIBE {ev_select_sql(f'SELECT {empty} LIMIT 0', flavour)}").fetchall()
     ddl = ", ".join(f'"{name}" {kind}' + (" USING COMPRESSION zstd" if name == "args" else "")
                     for name, kind, *_ in columns)
-    return f"CREATE TABLE {table} ({ddl}); INSERT INTO {table} {ev_select_sql(source_sql, flavour)}"
+    return [f"CREATE TABLE {table} ({ddl}); INSERT INTO {table} {ev_select_sql(source_sql, flavour)}"
+            for table, source_sql in sources]
 
 
 def _read_arrays(ws: Workspace, paths: list[str], flavour: str) -> None:
@@ -255,8 +256,8 @@ def _read_arrays(ws: Workspace, paths: list[str], flavour: str) -> None:
     tables = ["_ev"] if len(paths) == 1 else [f"_ev_part{k}" for k in range(len(paths))]
     cursors = [con.cursor() for _ in paths[1:]]
     try:
-        statements = [create_events_sql(con, f"{ws.qualified}.{table}", _array_sql(path), flavour)
-                      for path, table in zip(paths, tables)]
+        statements = create_events_sql(
+            con, [(f"{ws.qualified}.{table}", _array_sql(path)) for path, table in zip(paths, tables)], flavour)
         with ThreadPoolExecutor(max(1, len(cursors))) as pool:
             futures = [pool.submit(cur.execute, sql) for cur, sql in zip(cursors, statements[1:])]
             try:
@@ -338,7 +339,7 @@ class RawEvents:
     def finish(self, flavour: str) -> None:
         """``_ev`` from every event added (``_raw`` is dropped)."""
         self._flush()
-        self.con.execute(create_events_sql(self.con, "_ev", "SELECT * FROM _raw", flavour))
+        self.con.execute(create_events_sql(self.con, [("_ev", "SELECT * FROM _raw")], flavour)[0])
         self.con.execute("DROP TABLE _raw")
 
 
