@@ -26,9 +26,9 @@ Memory: into a database file, the workspace is a database file of its own in a t
 folder (its tables compressed, their blocks dropped from memory when the arrays of step 3
 need the room), DuckDB works under a limit (``trace_workspace.memory_budget``: a quarter of
 the file's size, at least 192 MiB; past it operators spill to the temporary folder), the
-span engine's computed columns and the flow events go into working Parquet files in the same
-folder (cheaper to write than compressed tables, read once), and the per-event arrays of step
-3 are released before the rows are copied into the store.
+span engine's computed columns (the slices flow events bind to among them) go into working
+Parquet files in the same folder (cheaper to write than compressed tables, read once), and
+the per-event arrays of step 3 are released before the rows are copied into the store.
 """
 from __future__ import annotations
 

@@ -11,13 +11,15 @@ import pyarrow as pa
 from ..grammars import trace_event as te
 from ..grammars.cuda_api import base_api_name_sql
 from .arrow_arrays import arrow_array, numpy_array
-from .base import IngestContext, RowBuffer, create_arrow_table, parquet_copy_sql, sql_string, write_parquet
+from .base import IngestContext, RowBuffer, create_arrow_table, sql_string, write_parquet
 from .trace_load import event_parts
 from .trace_matching import SpanStats
 
 
 #: the computed columns the sweep gives per operator (not per row)
 OP_COLUMNS = ("self_ns", "gpu_self", "gpu_total")
+#: rows of computed columns made at once (:meth:`TableSteps._write_computed`)
+COMPUTED_BATCH = 1 << 18
 
 
 class TableSteps:
@@ -26,27 +28,23 @@ class TableSteps:
 
     def _insert(self, arrays: dict) -> None:
         """The computed columns of the rows of each table ``_ev`` is made of (a Parquet file
-        each: :meth:`_write_computed`), ``_bound`` and the ``_evx`` view.
+        each: :meth:`_write_computed`) and the views over both that the store's rows come
+        from: ``_evx`` (``trace_events``) and ``_flow_events`` (:meth:`_derived`).
         ``arrays``: skip, dur, end_r, async_op, parent, depth, launch_r, op_r, bound (one entry
         per row); self_ns, gpu_self, gpu_total (one per operator, in the order of
         ``_op_rows``)."""
-        bound = arrays.pop("bound")
-        flow_rows = np.flatnonzero(bound >= 0)  # the flow events bound to a slice
-        bound_table = pa.table({  # 64-bit in numpy (an Arrow cast would import pyarrow.compute)
-            "event_no": numpy_array(np.asarray(self._event_no_of(flow_rows), dtype=np.int64)),
-            "bound_event": numpy_array(np.asarray(self._event_no_of(bound[flow_rows]), dtype=np.int64))})
-        del bound, flow_rows
         con = self.con
-        create_arrow_table(con, "_bound", bound_table)
-        del bound_table
         # the operators by row, their values with them
         by_row = np.argsort(self._op_rows)  # (no two alike)
         ops = self._op_rows[by_row]
         per_op = {key: arrays.pop(key)[by_row] for key in OP_COLUMNS}
         del by_row
-        # a column no row has (no begin/end pairs) is NULL in the SELECT, not a column of NULLs
+        # a column no row has (no begin/end pairs, no flow bound to a slice) is NULL in the
+        # SELECT, not a column of NULLs
+        if not (arrays["bound"] >= 0).any():
+            arrays["bound"] = None
         x = {name: "CAST(NULL AS BIGINT)" if arrays[key] is None else f"x.{name}"
-             for name, key in (("x_dur", "dur"), ("x_end_event", "end_r"))}
+             for name, key in (("x_dur", "dur"), ("x_end_event", "end_r"), ("x_bound", "bound"))}
         # each table _ev is made of next to its rows of the computed columns (POSITIONAL
         # JOIN: both in r order; DuckDB reads a join's two sides on one thread each), the
         # parts one after another (UNION ALL).  With insertion order not kept
@@ -56,39 +54,53 @@ class TableSteps:
         q = self.ws.qualified
         parts = event_parts(con)
         files = self._write_computed(arrays, ops, per_op, parts)
-        selects = []
-        for (table, offset, n), path in zip(parts, files):
-            selects.append(
-                f"""SELECT CAST({int(self.sid)} AS INTEGER) AS source_id, e.event_no + {offset} AS event_no, e.ph,
-                       CASE WHEN x.x_async_op THEN 'op' ELSE e.role END AS role, e.cat, e.name, e.pid, e.tid,
-                       e.ts_ns, coalesce(e.dur_ns, {x['x_dur']}) AS dur_ns,
-                       e.ts_ns + coalesce(e.dur_ns, {x['x_dur']}) AS end_ns,
-                       x.x_depth AS depth, x.x_parent AS parent, x.x_self AS self_ns, {x['x_end_event']} AS end_event,
-                       e.id, e.bp, e.scope, e.correlation, e.external_id, x.x_launch AS launch_event,
-                       x.x_op AS op_event, x.x_gpu_self AS gpu_self_ns, x.x_gpu_total AS gpu_total_ns, e.args
-                FROM {q}.{table} e POSITIONAL JOIN read_parquet({sql_string(path)}) x
-                WHERE e.problem IS NULL
-                  AND CASE WHEN e.r + {offset} = x.x_r THEN NOT x.x_skip ELSE error('trace rows out of step') END""")
         arrays.clear()
-        con.execute(f"CREATE OR REPLACE VIEW _evx AS {' UNION ALL '.join(selects)}")
+
+        def rows(columns: str, where: str = "TRUE") -> str:
+            return " UNION ALL ".join(
+                f"""SELECT {columns.format(offset=offset)}
+                    FROM {q}.{table} e POSITIONAL JOIN read_parquet({sql_string(path)}) x
+                    WHERE e.problem IS NULL AND {where}
+                      AND CASE WHEN e.r + {offset} = x.x_r THEN NOT x.x_skip ELSE error('trace rows out of step') END"""
+                for (table, offset, _), path in zip(parts, files))
+
+        con.execute("CREATE OR REPLACE VIEW _evx AS " + rows(
+            f"""CAST({int(self.sid)} AS INTEGER) AS source_id, e.event_no + {{offset}} AS event_no, e.ph,
+                CASE WHEN x.x_async_op THEN 'op' ELSE e.role END AS role, e.cat, e.name, e.pid, e.tid,
+                e.ts_ns, coalesce(e.dur_ns, {x['x_dur']}) AS dur_ns,
+                e.ts_ns + coalesce(e.dur_ns, {x['x_dur']}) AS end_ns,
+                x.x_depth AS depth, x.x_parent AS parent, x.x_self AS self_ns, {x['x_end_event']} AS end_event,
+                e.id, e.bp, e.scope, e.correlation, e.external_id, x.x_launch AS launch_event,
+                x.x_op AS op_event, x.x_gpu_self AS gpu_self_ns, x.x_gpu_total AS gpu_total_ns, e.args"""))
         self.ws.transfer("SELECT * FROM {ws}._evx", "trace_events")
+        # the flow events (no later step skips one) with the slice each binds to, and their
+        # order key: by time, then event number (one HUGEINT, ts_ns * 2^63 + event_no; flow
+        # events always have a time)
+        con.execute("CREATE OR REPLACE VIEW _flow_events AS " + rows(
+            f"""e.event_no + {{offset}} AS event_no, e.ph, e.cat, e.id, e.name, e.ts_ns, {x['x_bound']} AS bound_event,
+                e.ts_ns::HUGEINT * 9223372036854775808 + (e.event_no + {{offset}}) AS k""",
+            "e.ph IN ('s', 't', 'f')"))
 
     def _write_computed(self, arrays: dict, ops: np.ndarray, per_op: dict, parts: list) -> list[str]:
         """The computed columns of the rows of each part of ``_ev`` (``parts``: table, rows
         before it, its rows), written by DuckDB into a Parquet file of the workspace's folder
-        a part at a time (the Arrow columns of the whole file are never held at once);
+        a part at a time, made :data:`COMPUTED_BATCH` rows at a time as DuckDB reads them
+        (the Arrow columns of a whole part are never held at once: 94 MB for 1.7 M rows);
         returns the files' paths.  The copy into the store reads them beside the parts
         (DuckDB holds a file's rows in memory, under its limit, for the POSITIONAL JOIN).
         Storing them as workspace tables instead took 0.37 CPU-s a part of 1.7 M short
         events, the Parquet files 0.16 (docs/benchmarks.md)."""
         paths = []
         for k, (_, offset, n) in enumerate(parts):
-            a, b = np.searchsorted(ops, (offset, offset + n))
-            res = self._computed_columns(arrays, offset, n, ops[a:b] - offset,
-                                         {key: v[a:b] for key, v in per_op.items()})
+            def batches(first: int, last: int):
+                for lo in range(first, last, COMPUTED_BATCH):
+                    hi = min(lo + COMPUTED_BATCH, last)
+                    a, b = np.searchsorted(ops, (lo, hi))
+                    yield from self._computed_columns(arrays, lo, hi - lo, ops[a:b] - lo,
+                                                      {key: v[a:b] for key, v in per_op.items()}).to_batches()
+            head = self._computed_columns(arrays, offset, 0, ops[:0], {key: v[:0] for key, v in per_op.items()})
             paths.append(os.path.join(self.ws.dir, f"computed{k}.parquet"))
-            write_parquet(self.con, paths[-1], res)
-            del res
+            write_parquet(self.con, paths[-1], pa.RecordBatchReader.from_batches(head.schema, batches(offset, offset + n)))
         return paths
 
     def _computed_columns(self, arrays: dict, offset: int, n: int, ops: np.ndarray, per_op: dict) -> pa.Table:
@@ -129,13 +141,14 @@ class TableSteps:
             "x_gpu_total": op_column("gpu_total"),
             "x_launch": ev_of("launch_r"),
             "x_op": ev_of("op_r"),
+            "x_bound": ev_of("bound"),  # the slice a flow event binds to
         }
         return pa.table({name: array for name, array in columns.items() if array is not None})
 
     def _derived(self) -> None:
         """Counters, flows and the shared GPU tables (columns as the Nsight/nvprof readers
-        fill them, ns).  Flows are made in the workspace from ``_ev`` and ``_bound`` (the
-        slice each flow event binds to); the others from the finished events: the rows of
+        fill them, ns).  Flows from ``_flow_events`` (:meth:`_insert`: the flow events with
+        the slice each binds to); the others from the finished events: the rows of
         this file already copied into ``trace_events`` (``{stored}``: a filtered scan)."""
         con = self.con
         ws = self.ws
@@ -149,19 +162,8 @@ class TableSteps:
                WHERE e.ph = 'C' AND e.args IS NOT NULL""",
             "trace_counters", stored=stored,
         )
-        # flows, from the flow events of _ev (those the store gets: no later step skips a
-        # flow event) with the slices they bind to, in two statements: under the workspace's
-        # budget DuckDB spills the join and the aggregate each on its own, not the two in one
-        # pipeline (out of memory with 2.5 M flows at 192 MiB): the flow events into a
-        # working Parquet file, their aggregate straight into the store.  Events at the same
-        # time: the first in the file starts a flow, the last ends it (ordered by time, then
-        # event number: one HUGEINT key, ts_ns * 2^63 + event_no, made as the file is read:
-        # Parquet has no 128-bit integers; flow events always have a time)
-        flow_events = os.path.join(ws.dir, "flow_events.parquet")
-        con.execute(parquet_copy_sql(
-            """SELECT e.event_no, e.ph, e.cat, e.id, e.name, e.ts_ns, b.bound_event
-               FROM _ev e LEFT JOIN _bound b USING (event_no)
-               WHERE e.ph IN ('s', 't', 'f') AND e.problem IS NULL""", flow_events))
+        # flows: their events' aggregate (:meth:`_insert`'s view).  Events at the same time:
+        # the first in the file starts a flow, the last ends it
         ws.transfer(
             f"""SELECT CAST({int(self.sid)} AS INTEGER) AS source_id, cat, id, arg_min(name, event_no) AS name,
                        arg_min(event_no, k) FILTER (WHERE ph = 's') AS start_event,
@@ -170,10 +172,9 @@ class TableSteps:
                        min(ts_ns) FILTER (WHERE ph = 's') AS start_ts_ns, max(ts_ns) FILTER (WHERE ph = 'f') AS end_ts_ns,
                        arg_min(bound_event, k) FILTER (WHERE ph = 's') AS from_event,
                        arg_max(bound_event, k) FILTER (WHERE ph = 'f') AS to_event
-                FROM (SELECT *, ts_ns::HUGEINT * 9223372036854775808 + event_no AS k
-                      FROM read_parquet({{flow_events}}))
+                FROM {{ws}}._flow_events
                 GROUP BY cat, id""",
-            "trace_flows", flow_events=sql_string(flow_events))
+            "trace_flows")
         # a lookup table: the names of rows skipped later do no harm (no join needed)
         names = [r[0] for r in con.execute("SELECT DISTINCT name FROM _ev WHERE role = 'kernel'").fetchall()]
         create_arrow_table(con, "_kshort", pa.table({
