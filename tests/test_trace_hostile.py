@@ -305,6 +305,50 @@ def test_duplicates_need_equal_args(tmp_path, ingest_files, query):
     assert query("SELECT event_no FROM trace_events ORDER BY event_no") == [(0,), (1,), (3,)]
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 4), st.integers(0, 3)), max_size=60))
+def test_duplicate_candidates_are_the_spans_sharing_thread_start_and_end(spans):
+    """The rows checked for duplicates are exactly the spans whose thread, start and end
+    another span has (so every complete event that repeats another is among them)."""
+    from collections import Counter
+
+    import numpy as np
+
+    from loganalyze.importers import trace_nesting as tn
+    from loganalyze.importers.trace_matching import duplicate_candidates
+
+    thr = np.array([s[0] for s in spans], dtype=np.int64)
+    ts = np.array([s[1] for s in spans], dtype=np.int64)
+    dur = np.array([s[2] for s in spans], dtype=np.int64)
+    r = np.random.default_rng(len(spans)).permutation(len(spans)).astype(np.int64)
+    order = tn.span_order(thr, ts, dur, r)
+    sorted_spans = {"thr": thr[order], "ts": ts[order], "end": (ts + dur)[order], "r": r[order]}
+    keys = Counter(spans)
+    assert duplicate_candidates(sorted_spans).tolist() == sorted(
+        int(r[i]) for i, s in enumerate(spans) if keys[s] > 1)
+
+
+@pytest.mark.parametrize("kept", [0, 1 << 16])
+def test_duplicates_among_spans_alike(tmp_path, monkeypatch, ingest_files, query, kept):
+    """Duplicates among other spans with the same thread, start and end (a begin/end pair,
+    an event of another name) are found, with the spans kept through the check or made
+    again after it, and leave no trace in the nesting (as before the check used the spans:
+    the same rows and nesting)."""
+    from loganalyze.importers import trace_spans
+
+    monkeypatch.setattr(trace_spans, "SPANS_KEPT_FOR_CANDIDATES", kept)
+    x = '{"ph":"X","name":"%s","cat":"cpu_op","pid":1,"tid":1,"ts":%d,"dur":%d}'
+    path = write_trace(tmp_path, "alike.json", [
+        x % ("outer", 0, 100), x % ("a", 10, 5), event("B", "a", 10), x % ("b", 10, 5), event("E", "a", 15),
+        x % ("a", 10, 5), x % ("c", 20, 5), x % ("c", 20, 5), x % ("outer", 0, 100)])
+    (res,) = ingest_files([path])
+    assert res.status == "ingested", res.message
+    assert skipped(query) == {5: "duplicate of event 1", 7: "duplicate of event 6", 8: "duplicate of event 0"}
+    assert query("SELECT event_no, ph, name, depth, parent FROM trace_events ORDER BY event_no") == [
+        (0, "X", "outer", 0, None), (1, "X", "a", 1, 0), (2, "B", "a", 2, 1), (3, "X", "b", 3, 2),
+        (4, "E", "a", None, None), (6, "X", "c", 1, 0)]
+
+
 def test_skipped_events_reported_in_batches_are_all_reported(tmp_path, monkeypatch, ingest_files, query):
     """Duplicates, events with a problem and begin/end pairs are read a few rows at a time,
     in order: every skipped one is reported, with its reason and text, and every pair is

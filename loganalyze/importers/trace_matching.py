@@ -7,8 +7,11 @@ import json
 from dataclasses import dataclass, field
 
 import numpy as np
+import pyarrow as pa
 
 from ..grammars import trace_event as te
+from .arrow_arrays import numpy_array
+from .base import create_arrow_table
 from .trace_load import ordered_rows, update_events
 
 
@@ -47,28 +50,38 @@ class MatchingSteps:
                 self.stats.negative_durations += 1
             self.ctx.skip(event_no, problem, _event_text(ph, name, cat, ts, dur, pid, tid))
 
-    def _find_duplicates(self) -> None:
+    def _find_duplicates(self, candidates: np.ndarray) -> np.ndarray:
+        """Report and mark (``problem``) the complete events that repeat an earlier one (same
+        name, category, thread, times and args); returns their rows.  Only ``candidates``
+        (rows, from :func:`duplicate_candidates`) can be duplicates: most traces have none."""
         con = self.con
-        # events that differ without their args differ: args (long JSON text) are hashed
-        # only when some events are alike without them
-        alike = "name, cat, pid, tid, ts_ns, dur_ns"
-        for fields in (alike, alike + ", args"):
-            n, distinct = con.execute(
-                f"""SELECT count(*), count(DISTINCT hash({fields}))
-                    FROM _ev WHERE ph = 'X' AND problem IS NULL"""
-            ).fetchall()[0]
-            if n == distinct:
-                return
-        # the duplicates stay in DuckDB; Python reads them a batch at a time to report them
-        # (a trace of duplicated events held them all as Python tuples: 2x the file's size)
-        con.execute(
-            """CREATE OR REPLACE TABLE _dups AS
-               WITH x AS (
-                   SELECT r, event_no, ph, name, cat, ts_text, dur_text, ts_ns, dur_ns, pid, tid,
-                          min(event_no) OVER (PARTITION BY name, cat, pid, tid, ts_ns, dur_ns, CAST(args AS VARCHAR)) AS first
-                   FROM _ev WHERE ph = 'X' AND problem IS NULL)
-               SELECT * FROM x WHERE event_no <> first""")
+        none = np.zeros(0, dtype=np.int64)
+        if not len(candidates):
+            return none
+        create_arrow_table(con, "_dup_rows", pa.table({"r": numpy_array(np.asarray(candidates, dtype=np.int64))}))
+        among = "ph = 'X' AND problem IS NULL AND r IN (SELECT r FROM _dup_rows)"
+        try:
+            # events that differ without their args differ: args (long JSON text) are hashed
+            # only when some events are alike without them
+            alike = "name, cat, pid, tid, ts_ns, dur_ns"
+            for fields in (alike, alike + ", args"):
+                n, distinct = con.execute(
+                    f"SELECT count(*), count(DISTINCT hash({fields})) FROM _ev WHERE {among}").fetchall()[0]
+                if n == distinct:
+                    return none
+            # the duplicates stay in DuckDB; Python reads them a batch at a time to report them
+            # (a trace of duplicated events held them all as Python tuples: 2x the file's size)
+            con.execute(
+                f"""CREATE OR REPLACE TABLE _dups AS
+                   WITH x AS (
+                       SELECT r, event_no, ph, name, cat, ts_text, dur_text, ts_ns, dur_ns, pid, tid,
+                              min(event_no) OVER (PARTITION BY name, cat, pid, tid, ts_ns, dur_ns, CAST(args AS VARCHAR)) AS first
+                       FROM _ev WHERE {among})
+                   SELECT * FROM x WHERE event_no <> first""")
+        finally:
+            con.execute("DROP TABLE _dup_rows")
         self.stats.duplicates = con.execute("SELECT count(*) FROM _dups").fetchall()[0][0]
+        rows = none
         if self.stats.duplicates:
             for event_no, first, ph, name, cat, ts, dur, ts_ns, dur_ns, pid, tid in ordered_rows(
                     con, "event_no, first, ph, name, cat, ts_text, dur_text, ts_ns, dur_ns, pid, tid", "true",
@@ -79,7 +92,9 @@ class MatchingSteps:
                 self.ctx.skip(event_no, f"duplicate of event {first}", _event_text(ph, name, cat, ts, dur, pid, tid))
             update_events(con, lambda t, offset: f"""UPDATE {t} SET problem = 'duplicate of event ' || _dups.first
                                                      FROM _dups WHERE {t}.r + {offset} = _dups.r""")
+            rows = np.asarray(con.execute("SELECT r FROM _dups").fetchnumpy()["r"], dtype=np.int64)
         con.execute("DROP TABLE _dups")
+        return rows
 
     # ------------------------------------------------------------------ matching
     def _match_begin_end(self, dur, end_r, skip) -> None:
@@ -193,6 +208,21 @@ class OpenBegins:
         closed = self.closed
         while stack and stack[-1][1] in closed:
             closed.discard(stack.pop()[1])
+
+
+def duplicate_candidates(spans: dict) -> np.ndarray:
+    """The rows of the spans (:meth:`~.trace_nesting.NestingSteps._spans`: sorted by
+    thread, start, longer first) that share their thread, start and end with a neighbour in
+    that order: every complete event that repeats another is one of them (the two are in
+    one run of equal thread, start and duration)."""
+    thr, ts, end = spans["thr"], spans["ts"], spans["end"]
+    same = (thr[1:] == thr[:-1]) & (ts[1:] == ts[:-1]) & (end[1:] == end[:-1])
+    if not same.any():
+        return np.zeros(0, dtype=np.int64)
+    near = np.zeros(len(thr), dtype=bool)
+    near[1:] = same
+    near[:-1] |= same
+    return np.sort(spans["r"][near])
 
 
 def _event_text(ph, name, cat, ts, dur, pid, tid) -> str:

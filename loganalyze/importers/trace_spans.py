@@ -10,7 +10,7 @@ import numpy as np
 from ..grammars import trace_event as te
 from .base import IngestContext
 from .trace_load import update_events
-from .trace_matching import PAIRED_PHASES, MatchingSteps, SpanStats
+from .trace_matching import PAIRED_PHASES, MatchingSteps, SpanStats, duplicate_candidates
 from .trace_nesting import NestingSteps
 from .trace_tables import TableSteps
 from .trace_workspace import Workspace
@@ -20,6 +20,11 @@ def row_index_type(rows: int) -> type:
     """The numpy type of the span engine's arrays of row numbers for ``rows`` rows: 32-bit
     below 2^31 rows (half the memory of 64-bit: these arrays are most of the engine's)."""
     return np.int32 if rows < np.iinfo(np.int32).max else np.int64
+
+
+#: at most this many possible duplicates are checked while the spans are held (more: the
+#: spans are made again after the check, which then has the memory)
+SPANS_KEPT_FOR_CANDIDATES = 1 << 16
 
 
 class NeedsExactReader(Exception):
@@ -60,7 +65,6 @@ class SpanEngine(MatchingSteps, NestingSteps, TableSteps):
         m = con.execute("SELECT count(*) FROM _ev").fetchall()[0][0]
         self.m = m
         self._report_problems()
-        self._find_duplicates()
         self.idx = row_index_type(m)
         self.event_no = self._event_numbers()
         skip = np.zeros(m, dtype=bool)
@@ -79,6 +83,18 @@ class SpanEngine(MatchingSteps, NestingSteps, TableSteps):
         # room more (the sweep reads nothing: nothing to release before the insert)
         self.ws.release_memory()
         spans = self._spans(dur, async_op)
+        candidates = duplicate_candidates(spans)
+        if len(candidates) > SPANS_KEPT_FOR_CANDIDATES:  # the check's memory before the spans'
+            del spans
+            spans = None
+        duplicates = self._find_duplicates(candidates)
+        del candidates
+        if len(duplicates) or spans is None:  # (rare) the spans again, without duplicates
+            skip[duplicates] = True
+            spans = None
+            self.ws.release_memory()
+            spans = self._spans(dur, async_op)
+        del duplicates
         bound = self._bind_flows(spans)
         self.ws.release_memory()
         launch_r, op_r = self._gpu_links(spans, bound)
