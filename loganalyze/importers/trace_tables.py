@@ -40,11 +40,17 @@ class TableSteps:
         per_op = {key: arrays.pop(key)[by_row] for key in OP_COLUMNS}
         del by_row
         # a column no row has (no begin/end pairs, no flow bound to a slice) is NULL in the
-        # SELECT, not a column of NULLs
+        # SELECT, not a column of NULLs; without pairs, the rows skipped are those with a
+        # problem (duplicates included), and no row is an asynchronous operator
         if not (arrays["bound"] >= 0).any():
             arrays["bound"] = None
-        x = {name: "CAST(NULL AS BIGINT)" if arrays[key] is None else f"x.{name}"
-             for name, key in (("x_dur", "dur"), ("x_end_event", "end_r"), ("x_bound", "bound"))}
+        if arrays["dur"] is None:
+            arrays["skip"] = arrays["async_op"] = None
+        x = {name: default if arrays[key] is None else f"x.{name}"
+             for name, key, default in (("x_dur", "dur", "CAST(NULL AS BIGINT)"),
+                                        ("x_end_event", "end_r", "CAST(NULL AS BIGINT)"),
+                                        ("x_bound", "bound", "CAST(NULL AS BIGINT)"),
+                                        ("x_skip", "skip", "FALSE"), ("x_async_op", "async_op", "FALSE"))}
         # each table _ev is made of next to its rows of the computed columns (POSITIONAL
         # JOIN: both in r order; DuckDB reads a join's two sides on one thread each), the
         # parts one after another (UNION ALL).  With insertion order not kept
@@ -61,12 +67,12 @@ class TableSteps:
                 f"""SELECT {columns.format(offset=offset)}
                     FROM {q}.{table} e POSITIONAL JOIN read_parquet({sql_string(path)}) x
                     WHERE e.problem IS NULL AND {where}
-                      AND CASE WHEN e.r + {offset} = x.x_r THEN NOT x.x_skip ELSE error('trace rows out of step') END"""
+                      AND CASE WHEN e.r + {offset} = x.x_r THEN NOT {x['x_skip']} ELSE error('trace rows out of step') END"""
                 for (table, offset, _), path in zip(parts, files))
 
         con.execute("CREATE OR REPLACE VIEW _evx AS " + rows(
             f"""CAST({int(self.sid)} AS INTEGER) AS source_id, e.event_no + {{offset}} AS event_no, e.ph,
-                CASE WHEN x.x_async_op THEN 'op' ELSE e.role END AS role, e.cat, e.name, e.pid, e.tid,
+                CASE WHEN {x['x_async_op']} THEN 'op' ELSE e.role END AS role, e.cat, e.name, e.pid, e.tid,
                 e.ts_ns, coalesce(e.dur_ns, {x['x_dur']}) AS dur_ns,
                 e.ts_ns + coalesce(e.dur_ns, {x['x_dur']}) AS end_ns,
                 x.x_depth AS depth, x.x_parent AS parent, x.x_self AS self_ns, {x['x_end_event']} AS end_event,
@@ -130,10 +136,10 @@ class TableSteps:
         dur = None if arrays["dur"] is None else arrays["dur"][part]
         columns = {
             "x_r": numpy_array(np.arange(offset, offset + n, dtype=self.idx)),  # the row number r of _ev
-            "x_skip": numpy_array(arrays["skip"][part]),
+            "x_skip": None if arrays["skip"] is None else numpy_array(arrays["skip"][part]),
             "x_dur": None if dur is None else numpy_array(dur, pa.int64(), mask=dur == np.iinfo(np.int64).min),
             "x_end_event": ev_of("end_r"),
-            "x_async_op": numpy_array(arrays["async_op"][part]),
+            "x_async_op": None if arrays["async_op"] is None else numpy_array(arrays["async_op"][part]),
             "x_parent": ev_of("parent"),
             "x_depth": numpy_array(np.where(has_depth, depth, 0), pa.int32(), mask=~has_depth),
             "x_self": op_column("self_ns"),
