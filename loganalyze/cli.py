@@ -142,9 +142,13 @@ def ingest(
     loganalyze ingest --to parquet dataset/ logs/ --run nightly
     """
     from .inputs import hash_ahead
+    from .trace_stage import stage_ahead
 
     if len(paths) == 1 and to is None:
-        hash_ahead(paths[0])  # in a child process, while the imports below keep this one busy
+        # while the imports below keep this process busy: a large trace's event array is
+        # staged for DuckDB (its hash waits until the array is read), any other file hashed
+        # in a child process
+        stage_ahead(paths[0]) or hash_ahead(paths[0])
     dataset = _dataset_target(to, db)
     # the database opens on a helper thread too (DuckDB lets go of the GIL while it opens
     # the file and checks the schema: 40-75 ms) while this one imports what ingests need

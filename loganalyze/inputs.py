@@ -245,6 +245,11 @@ class InputFile:
             self._check_unchanged(f, done)
         return h.hexdigest()
 
+    def same_file(self, other: "InputFile") -> bool:
+        """Whether ``other`` was opened on this file as it is now (size, modification time,
+        inode)."""
+        return self._stat == other._stat
+
     def check_unchanged(self) -> None:
         """:class:`FileRefused` when the file's size or modification time is no longer what
         it was when it was opened (it was written to while it was read)."""

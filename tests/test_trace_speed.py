@@ -4,6 +4,7 @@ database file of its own (gone afterwards), the per-event arrays are gone before
 are copied into the store, and the rows are the same whatever the limit."""
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -193,7 +194,7 @@ def test_gzip_trace_staged_through_a_file_into_a_file_store(tmp_path, small_trac
     the same."""
     import gzip
 
-    from loganalyze.importers import trace_stage
+    from loganalyze import trace_stage
 
     path, _ = small_trace
     gz = tmp_path / "rank0.pt.trace.json.gz"
@@ -384,7 +385,8 @@ def _all_rows(con) -> dict:
 def _ingest_rows(path: Path, monkeypatch, part_min: int | None) -> tuple[dict, list[int]]:
     """The rows of ``path`` ingested with parts of at least ``part_min`` bytes (None: one
     array), and the number of arrays each read of the file was given."""
-    from loganalyze.importers import trace_load, trace_stage
+    from loganalyze import trace_stage
+    from loganalyze.importers import trace_load
 
     reads: list[int] = []
     read = trace_load._read_arrays
@@ -440,7 +442,8 @@ def test_parts_updated_after_the_read_give_the_rows_of_one_read(tmp_path, monkey
     """Two changes to the events read, in parts: duplicates found across parts, and roles
     made again when the categories past the first bytes change the flavour (generic ->
     Kineto).  Each updates the events, in each part."""
-    from loganalyze.importers import trace_json, trace_load, trace_matching, trace_spans, trace_stage
+    from loganalyze import trace_stage
+    from loganalyze.importers import trace_json, trace_load, trace_matching, trace_spans
 
     later = "cpu_op" if change == "flavour" else "user"
     events = [{"ph": "X", "cat": "user", "name": f"a{i}", "pid": 1, "tid": 1, "ts": 10 * i, "dur": 5,
@@ -476,7 +479,8 @@ def test_parts_updated_after_the_read_give_the_rows_of_one_read(tmp_path, monkey
 def test_computed_columns_out_of_step_with_the_parts_stop_the_ingest(tmp_path, small_trace, monkeypatch):
     """The computed columns are placed next to each part's rows by position: were a part's
     rows counted wrong, the copy stops (nothing stored) instead of pairing rows wrongly."""
-    from loganalyze.importers import trace_load, trace_stage, trace_tables
+    from loganalyze import trace_stage
+    from loganalyze.importers import trace_load, trace_tables
 
     path, _ = small_trace
 
@@ -524,3 +528,94 @@ def test_a_damaged_array_in_parts_reads_as_it_does_whole(tmp_path, small_trace, 
     parts, reads = _ingest_rows(damaged, monkeypatch, 64 << 10)
     assert reads == [4, 1]
     assert parts == whole and len(whole["skipped_lines"]) == 1
+
+
+# =========================================================================== staged ahead
+def _stage_small(monkeypatch) -> None:
+    from loganalyze import trace_stage
+
+    monkeypatch.setattr(trace_stage, "STAGE_AHEAD_MIN_BYTES", 64 << 10)
+    monkeypatch.setattr(trace_stage, "PART_MIN_BYTES", 64 << 10)
+    monkeypatch.setattr(trace_stage, "usable_cores", lambda: 4)
+
+
+def _spy_copies(monkeypatch) -> list:
+    """The Stage objects that copy an array (the ahead staging's included)."""
+    from loganalyze import trace_stage
+
+    copies: list = []
+    copy = trace_stage.Stage._copy
+    monkeypatch.setattr(trace_stage.Stage, "_copy", lambda self: (copies.append(self), copy(self)))
+    return copies
+
+
+def test_cli_stages_a_large_trace_ahead_and_hashes_it_after_the_read(tmp_path, small_trace, monkeypatch):
+    """``loganalyze ingest`` of one large trace file stages its array before the imports
+    (not hashed ahead); the importer takes the parts (no copy of its own), the rows are
+    those of an ingest without it, the file's sha256 is right, and the parts and their
+    folder are gone after."""
+    from typer.testing import CliRunner
+
+    from loganalyze import inputs, tempfiles, trace_stage
+    from loganalyze.cli import app
+
+    path, _ = small_trace
+    whole, _ = _ingest_rows(path, monkeypatch, None)
+    _stage_small(monkeypatch)
+    copies = _spy_copies(monkeypatch)
+    hashed_ahead = []
+    monkeypatch.setattr(inputs, "hash_ahead", lambda p: hashed_ahead.append(p))
+    db = str(tmp_path / "t.duckdb")
+    res = CliRunner().invoke(app, ["ingest", "-q", str(path), "--db", db])
+    assert res.exit_code == 0, res.output
+    assert hashed_ahead == [] and trace_stage._STAGED_AHEAD == {}
+    assert len(copies) == 1 and os.path.basename(os.path.dirname(copies[0].paths[0])).startswith("trace-ahead")
+    assert not os.path.exists(os.path.dirname(copies[0].paths[0]))
+    assert not [n for n in os.listdir(tempfiles.process_folder()) if n.startswith("trace")]
+    with duckdb.connect(db, read_only=True) as con:
+        assert _all_rows(con) == whole
+        assert con.execute("SELECT sha256 FROM sources").fetchone()[0] == \
+            hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_parts_staged_ahead_of_a_file_changed_since_are_not_taken(tmp_path, small_trace, monkeypatch):
+    """A file written to after its array was staged ahead is staged again from what it
+    holds now (the parts staged ahead are removed)."""
+    from loganalyze import trace_stage
+
+    path, _ = small_trace
+    copy = tmp_path / "rank0.pt.trace.json"
+    copy.write_bytes(path.read_bytes())
+    _stage_small(monkeypatch)
+    assert trace_stage.stage_ahead(str(copy))
+    ahead = trace_stage._STAGED_AHEAD[os.path.realpath(copy)]
+    ahead.thread.join()
+    text = copy.read_text()
+    at = text.index('"name": "aten::relu"')
+    copy.write_text(text[:at] + '"name": "aten::RELU"' + text[at + len('"name": "aten::relu"'):])
+    copies = _spy_copies(monkeypatch)
+    with Store(":memory:") as store:
+        res = ingest_file(store, str(copy))
+        assert res.status == "ingested", res.message
+        assert store.con.execute("SELECT count(*) FROM trace_events WHERE name = 'aten::RELU'").fetchone()[0] == 1
+    assert len(copies) == 1 and trace_stage._STAGED_AHEAD == {} and not os.path.exists(ahead.folder)
+
+
+def test_only_large_plain_traces_are_staged_ahead(tmp_path, small_trace, monkeypatch):
+    """Small files, gzip files, files that are not surely traces, folders, missing files
+    and standard input are not staged ahead (the CLI hashes them ahead instead)."""
+    import gzip
+
+    from loganalyze import trace_stage
+
+    path, _ = small_trace
+    monkeypatch.setattr(trace_stage, "STAGE_AHEAD_MIN_BYTES", 64 << 10)
+    small = tmp_path / "small.json"
+    small.write_text('{"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 1}]}')
+    zipped = tmp_path / "t.json.gz"
+    zipped.write_bytes(gzip.compress(path.read_bytes()))
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"rows": list(range(100_000))}))
+    for p in (str(small), str(zipped), str(other), str(tmp_path), str(tmp_path / "missing.json"), "-"):
+        assert not trace_stage.stage_ahead(p), p
+    assert trace_stage._STAGED_AHEAD == {}

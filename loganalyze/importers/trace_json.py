@@ -32,44 +32,30 @@ the per-event arrays of step 3 are released before the rows are copied into the 
 """
 from __future__ import annotations
 
-import re
-
 from ..grammars import trace_event as te
 from ..grammars import trace_reader as tr
+from ..trace_stage import find_prefix, head_categories, sniff
 from .base import IngestContext
 from .trace_load import load_events
 from .trace_spans import NeedsExactReader, SpanEngine
-from .trace_stage import find_prefix, head_categories
 from .trace_tables import insert_trace_file
 from .trace_workspace import Workspace
-
-_PH_RE = re.compile(rb'"ph"\s*:\s*"')
-_KINETO_KEY_RE = re.compile(rb'"(?:schemaVersion|deviceProperties|distributedInfo|baseTimeNanoseconds)"\s*:')
 
 
 class TraceJsonImporter:
     format = "trace_json"
 
     def sniff(self, head: bytes, name: str) -> int:
-        s = head[3:] if head.startswith(b"\xef\xbb\xbf") else head
-        s = s.lstrip()
-        if s.startswith(b"["):
-            return 95 if _PH_RE.search(s[:8192]) else 15
-        if s.startswith(b"{"):
-            if b'"traceEvents"' in head or _KINETO_KEY_RE.search(head):
-                return 95
-            if _PH_RE.search(s[:8192]):
-                return 60
-            return 15  # the JSON reader of last resort: says why the file is not a trace
-        if name.lower().endswith((".json", ".json.gz")) and s:
-            return 5  # named like JSON but is not: say so (rather than "not a verbose log")
-        return 0
+        return sniff(head, name)
 
     def ingest(self, ctx: IngestContext) -> None:
         prefix = find_prefix(ctx.file)
         guess = te.detect_flavour(prefix.keys, head_categories(ctx.file, prefix))
         with Workspace(ctx) as ws:
             load = load_events(ctx, ws, prefix, guess)
+            # the file's identity now, while the span engine leaves a core free (not during
+            # the load, which keeps both busy)
+            ctx.file.hash_in_background()
             try:
                 stats, flavour = self._spans(ctx, ws, prefix, load, guess)
             except NeedsExactReader:

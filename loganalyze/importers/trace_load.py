@@ -18,7 +18,7 @@ from ..inputs import InputError
 from ..signals import is_interrupt
 from .arrow_arrays import arrow_array
 from .base import IngestContext, insert_arrow, sql_string
-from .trace_stage import READ_BLOCK, Stage
+from ..trace_stage import READ_BLOCK, Stage
 from .trace_workspace import Workspace
 
 #: largest JSON element DuckDB is asked to read (a larger one sends the file to the exact

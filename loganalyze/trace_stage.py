@@ -1,9 +1,11 @@
-"""Reading a trace-event file up to DuckDB: where the event array starts (and which flavour
-its first categories suggest), and the staging of exactly that array for ``read_json``.
+"""Reading a trace-event file up to DuckDB: whether a file is one (:func:`sniff`), where the
+event array starts (and which flavour its first categories suggest), and the staging of
+exactly that array for ``read_json``, also ahead of the ingest (:func:`stage_ahead`).
 
 Bytes come from the one reader, :meth:`loganalyze.inputs.InputFile.chunks`; a damaged
 gzip stream ends where it stops being readable, and the array is closed after the last
-complete element.
+complete element.  This module imports nothing heavy: the CLI stages a large trace while it
+imports what the ingest needs.
 """
 from __future__ import annotations
 
@@ -12,9 +14,10 @@ import re
 import threading
 from dataclasses import dataclass
 
-from ..cores import usable_cores
-from ..grammars import trace_container as tc
-from ..inputs import InputError, InputFile
+from . import tempfiles
+from .cores import usable_cores
+from .grammars import trace_container as tc
+from .inputs import STDIN, InputError, InputFile
 
 READ_BLOCK = 4 << 20
 #: how far into the file the start of the event array is looked for (metadata members before it)
@@ -28,6 +31,30 @@ MAX_PARTS = 8
 #: bytes searched for a boundary between two events where a part should end
 BOUNDARY_WINDOW = 1 << 20
 _CAT_RE = re.compile(rb'"cat"\s*:\s*"((?:[^"\\]|\\.)*)"')
+_PH_RE = re.compile(rb'"ph"\s*:\s*"')
+_KINETO_KEY_RE = re.compile(rb'"(?:schemaVersion|deviceProperties|distributedInfo|baseTimeNanoseconds)"\s*:')
+#: :func:`sniff`'s score of a file that is surely a trace
+SURE = 95
+
+
+def sniff(head: bytes, name: str) -> int:
+    """How surely the file whose first bytes are ``head`` is trace-event JSON (the trace
+    importer's sniff): 95 an event array or a Kineto/Chrome trace object, 60 an object with
+    trace events, 15 other JSON (the JSON reader of last resort says why it is not a trace),
+    5 a ``.json`` name over something else, 0 not JSON."""
+    s = head[3:] if head.startswith(b"\xef\xbb\xbf") else head
+    s = s.lstrip()
+    if s.startswith(b"["):
+        return SURE if _PH_RE.search(s[:8192]) else 15
+    if s.startswith(b"{"):
+        if b'"traceEvents"' in head or _KINETO_KEY_RE.search(head):
+            return SURE
+        if _PH_RE.search(s[:8192]):
+            return 60
+        return 15
+    if name.lower().endswith((".json", ".json.gz")) and s:
+        return 5
+    return 0
 
 
 def find_prefix(file: InputFile) -> tc.Prefix:
@@ -101,6 +128,7 @@ class Stage:
         self.copy = file.compression is None and mode in ("auto", "copy")
         self.fifo = not self.copy and (mode == "fifo" or (mode == "auto" and pipe)) and hasattr(os, "mkfifo")
         self._thread: threading.Thread | None = None
+        self._folder: str | None = None  # the folder of parts staged ahead, removed with them
         if self.fifo:
             try:
                 os.mkfifo(self.path)
@@ -109,16 +137,33 @@ class Stage:
 
     def start(self) -> None:
         if self.copy:
-            self._copy()
+            if not self._take_ahead():
+                self._copy()
         elif self.fifo:
             self._thread = threading.Thread(target=self._run, name="loganalyze-trace-stage", daemon=True)
             self._thread.start()
         else:
             self._run()
 
+    def _take_ahead(self) -> bool:
+        """Take the parts :func:`stage_ahead` made of this file's array (when it is still the
+        same file, and this stage cuts it into parts): True when there are some."""
+        ahead = _STAGED_AHEAD.pop(os.path.realpath(self.file.local_path), None) if _STAGED_AHEAD else None
+        if ahead is None:
+            return False
+        ahead.thread.join()
+        staged = ahead.stage
+        if (staged is None or not self.split or not ahead.file.same_file(self.file)
+                or staged.prefix != self.prefix or staged.result.error is not None):
+            if staged is not None:
+                staged.cleanup()
+            tempfiles.remove(ahead.folder)
+            return False
+        self.paths, self.result, self._folder = staged.paths, staged.result, ahead.folder
+        return True
+
     def _copy(self) -> None:
         file = self.file
-        file.hash_in_background()
         prefix = self.prefix
         try:
             with open(file.local_path, "rb") as src:
@@ -199,6 +244,59 @@ class Stage:
                 os.unlink(path)
             except OSError:
                 pass
+        if self._folder is not None:
+            tempfiles.remove(self._folder)
+
+
+# =========================================================================== ahead
+#: smaller files are not staged ahead (from this size an array is cut into two parts)
+STAGE_AHEAD_MIN_BYTES = 2 * PART_MIN_BYTES
+
+
+@dataclass
+class _Ahead:
+    file: InputFile
+    folder: str
+    thread: threading.Thread | None = None
+    stage: Stage | None = None
+
+
+#: the arrays :func:`stage_ahead` stages, by the file's real path, until a Stage takes them
+_STAGED_AHEAD: dict[str, _Ahead] = {}
+
+
+def stage_ahead(path: str) -> bool:
+    """Start staging the event array of ``path`` now, on a helper thread, when it is an
+    uncompressed regular file of at least :data:`STAGE_AHEAD_MIN_BYTES` that :func:`sniff`
+    finds surely a trace, for the importer's :class:`Stage` of it, which takes the parts
+    when the file is still the same (size, modification time, inode) and its array starts
+    at the same place.  The CLI calls this before it imports what an ingest needs: the
+    kernel's copy of a 500 MB array (a quarter of a second) is made meanwhile instead of
+    after.  True when the staging started; the file's sha256 is then left to the importer,
+    after the array is read (a core is free then).  Anything that goes wrong here is left
+    for the importer to find and report."""
+    if path == STDIN or not os.path.isfile(path):
+        return False
+    try:
+        file = InputFile(path)
+        if file.compression or file.size < STAGE_AHEAD_MIN_BYTES or sniff(file.head(), file.name) < SURE:
+            return False
+    except InputError:
+        return False
+    ahead = _Ahead(file, tempfiles.new_folder("trace-ahead"))
+
+    def run() -> None:
+        try:
+            stage = Stage(file, find_prefix(file), None, ahead.folder, split=True)
+            stage._copy()
+            ahead.stage = stage
+        except Exception:  # noqa: BLE001 - the importer stages the file again and says what is wrong
+            pass
+
+    ahead.thread = threading.Thread(target=run, name="loganalyze-trace-ahead", daemon=True)
+    ahead.thread.start()
+    _STAGED_AHEAD[os.path.realpath(path)] = ahead
+    return True
 
 
 def _cuts(src, start: int, end: int) -> list[int]:
