@@ -343,7 +343,7 @@ def test_sweep_of_a_prefix_of_threads_equals_the_sweep_of_a_selection(seed):
         order = tn.span_order(t, ts, dur, r)
         spans = {"thr": t[order], "is_op": is_op[order], "r": r[order], "ts": ts[order], "end": (ts + dur)[order]}
         out = [np.full(m, -1), np.full(m, -1, dtype=np.int32), np.zeros(is_op.sum(), np.int64)]
-        improper = tn._nest_threads(spans, *out, op_index)
+        improper = tn._nest_threads(tn._thread_nesting(spans), *out, op_index)
         parent = out[0]
         results.append((improper, [a.tolist() for a in out]))
         assert (parent >= 0).sum() > 1000 and (out[2] > 0).sum() > 500

@@ -203,6 +203,8 @@ class NestingSteps:
         and :func:`_inclusive`: vectorised for ordinary traces, linear on adversarial ones.
         """
         m = self.m
+        # the nesting first, then the per-row arrays it fills (not held while it is found)
+        nesting = _thread_nesting(spans)
         parent = np.full(m, -1, dtype=self.idx)
         depth = np.full(m, -1, dtype=np.int32)
         is_op = spans["is_op"]
@@ -211,7 +213,8 @@ class NestingSteps:
         op_index = np.full(m, -1, dtype=self.idx)  # row -> its place in op_rows
         op_index[op_rows] = np.arange(len(op_rows), dtype=self.idx)
         child = np.zeros(len(op_rows), dtype=np.int64)
-        self.stats.improper_nesting = _nest_threads(spans, parent, depth, child, op_index)
+        self.stats.improper_nesting = _nest_threads(nesting, parent, depth, child, op_index)
+        del nesting
         gpu_self = np.zeros(len(op_rows), dtype=np.int64)
         if hasattr(self, "_gpu_r"):
             # device events: their operator is the launch call's parent (unless External id
@@ -235,16 +238,15 @@ class NestingSteps:
         return parent, depth, self_ns, gpu_self, gpu_total
 
 
-def _nest_threads(spans: dict, parent: np.ndarray, depth: np.ndarray, child: np.ndarray,
-                  op_index: np.ndarray) -> int:
-    """The sweep over the threads that have operators (GPU streams have none): fills
-    ``parent`` and ``depth`` of their spans (indexed by row) and the direct children's time
-    ``child`` of their operators (indexed by ``op_index[row]``); returns how many operators
-    end after their parent.  (Its copies of the swept spans, if any, go as it returns.)"""
+def _thread_nesting(spans: dict) -> tuple | None:
+    """The nesting of the spans of the threads that have operators (GPU streams have none):
+    their rows, starts, ends and operator flags (views of ``spans`` when those threads come
+    first, as :meth:`NestingSteps._spans` numbers them), and each one's parent place and
+    depth among them (:func:`_parents`, :func:`_depths`); None when there are none."""
     thr, is_op = spans["thr"], spans["is_op"]
     op_threads = np.unique(thr[is_op])
     if not len(op_threads) or op_threads[-1] == len(op_threads) - 1:
-        # the threads numbered first (as _spans numbers them): a prefix of the spans, not copied
+        # the threads numbered first: a prefix of the spans, not copied
         sel = slice(0, int(np.searchsorted(thr, len(op_threads))))
     else:
         sel = np.isin(thr, op_threads)
@@ -252,9 +254,19 @@ def _nest_threads(spans: dict, parent: np.ndarray, depth: np.ndarray, child: np.
     t_op, t_r = is_op[sel], spans["r"][sel]
     del sel
     if not len(t_r):
-        return 0
+        return None
     par = _parents(t_thr, t_ts, t_end, t_op)
-    dep = _depths(par)
+    return t_r, t_ts, t_end, t_op, par, _depths(par)
+
+
+def _nest_threads(nesting: tuple | None, parent: np.ndarray, depth: np.ndarray, child: np.ndarray,
+                  op_index: np.ndarray) -> int:
+    """From :func:`_thread_nesting`'s answer: fills ``parent`` and ``depth`` of the swept
+    spans (indexed by row) and the direct children's time ``child`` of their operators
+    (indexed by ``op_index[row]``); returns how many operators end after their parent."""
+    if nesting is None:
+        return 0
+    t_r, t_ts, t_end, t_op, par, dep = nesting
     ops = np.nonzero(t_op & (par >= 0))[0]
     np.add.at(child, op_index[t_r[par[ops]]], t_end[ops] - t_ts[ops])
     improper = int((t_end[ops] > t_end[par[ops]]).sum())
