@@ -459,13 +459,13 @@ def test_parts_updated_after_the_read_give_the_rows_of_one_read(tmp_path, monkey
     updated = []
 
     def spying(con, update_sql):
-        updated.append([table for table, _, _ in trace_load.event_parts(con)])
+        updated.append([part.table for part in trace_load.event_parts(con)])
         return trace_load.update_events(con, update_sql)
 
     monkeypatch.setattr(trace_matching, "update_events", spying)
     monkeypatch.setattr(trace_spans, "update_events", spying)
     whole, reads = _ingest_rows(path, monkeypatch, None)
-    assert reads == [1] and updated == [["_ev"]]
+    assert reads == [1] and updated == [["_ev_part0"]]
     parts, reads = _ingest_rows(path, monkeypatch, 64 << 10)
     assert reads == [4] and updated[1:] == [[f"_ev_part{k}" for k in range(4)]]
     assert parts == whole
@@ -486,7 +486,7 @@ def test_computed_columns_out_of_step_with_the_parts_stop_the_ingest(tmp_path, s
 
     def miscounted(con):
         parts = trace_load.event_parts(con)
-        return [(table, offset, n - 1 if k == 0 else n) for k, (table, offset, n) in enumerate(parts)]
+        return [part._replace(rows=part.rows - 1) if k == 0 else part for k, part in enumerate(parts)]
 
     monkeypatch.setattr(trace_tables, "event_parts", miscounted)
     monkeypatch.setattr(trace_stage, "PART_MIN_BYTES", 64 << 10)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import pyarrow as pa
 
@@ -45,7 +46,7 @@ def _raw_columns_sql() -> str:
 TOO_BIG = tr.too_big_reason(tr.MAX_EVENT_BYTES)
 
 
-def _bounded_sql(source_sql: str) -> str:
+def _bounded_sql(source_sql: str, numbered: bool) -> str:
     """``source_sql`` with ``oversized`` added (the event's fields hold more than
     MAX_OBJECT_BYTES); the fields of such an event are cut to their first characters (JSON
     ones dropped), so that it is neither copied nor shown whole.  (DuckDB's own
@@ -55,7 +56,7 @@ def _bounded_sql(source_sql: str) -> str:
     cut = ", ".join(f"CASE WHEN oversized THEN NULL ELSE {c} END AS {c}" if t == "JSON"
                     else f"CASE WHEN oversized THEN left({c}, 100) ELSE {c} END AS {c}"
                     for c, t in te.EVENT_COLUMNS.items())
-    return f"""SELECT r, event_no, oversized, {cut}
+    return f"""SELECT {_NUMBERS if numbered else ''}oversized, {cut}
                FROM (SELECT *, ({size}) > {MAX_OBJECT_BYTES} AS oversized FROM ({source_sql}))"""
 
 
@@ -71,24 +72,30 @@ def _kept_text_sql(text: str, ns: str) -> str:
             f"AND ({ns} IS NULL OR abs({ns}) >= {beyond})) THEN {text} END")
 
 
-def ev_select_sql(source_sql: str, flavour: str) -> str:
+#: the columns that number the rows of ``_ev``: ``r`` (0, 1, ... in order) and the element
+#: number in the file (the same for DuckDB's read, whose parts keep neither: their row ids
+#: are their places, see :class:`EventPart`)
+_NUMBERS = "r, event_no, "
+
+
+def ev_select_sql(source_sql: str, flavour: str, numbered: bool = True) -> str:
     """The SELECT that makes ``_ev`` (one row per element read: exact ns times, ids from
     args, role, and the reason a row cannot be used) from ``source_sql``, a relation with
-    the columns ``r``, ``event_no`` and EVENT_COLUMNS as text.  The time texts are kept
-    only where they may be needed (:func:`_kept_text_sql`)."""
+    EVENT_COLUMNS as text (and ``r`` and ``event_no`` when ``numbered``).  The time texts
+    are kept only where they may be needed (:func:`_kept_text_sql`)."""
     return f"""
         SELECT * REPLACE ({_kept_text_sql('ts_text', 'ts_ns')} AS ts_text,
                           {_kept_text_sql('dur_text', 'dur_ns')} AS dur_text)
         FROM (
         WITH v AS (
-            SELECT r, event_no, ph, cat, name, pid, tid,
+            SELECT {_NUMBERS if numbered else ''}ph, cat, name, pid, tid,
                    coalesce(id, CAST(id2 AS VARCHAR)) AS id, bp, s AS scope,
                    ts AS ts_text, dur AS dur_text,
                    {te.us_text_to_ns_sql('ts')} AS ts_ns,
                    CASE WHEN ph = 'X' THEN {te.us_text_to_ns_sql('dur')} END AS dur_ns,
                    json_extract_string(args, ['$.correlation', '$."External id"']) AS ids,
                    args, oversized
-            FROM ({_bounded_sql(source_sql)})
+            FROM ({_bounded_sql(source_sql, numbered)})
         )
         SELECT * EXCLUDE (ids, oversized), try_cast(ids[1] AS BIGINT) AS correlation, try_cast(ids[2] AS BIGINT) AS external_id,
             {te.role_sql(flavour)} AS role,
@@ -130,9 +137,43 @@ def drop_events(con) -> None:
         con.execute(f"DROP {'VIEW' if kind == 'VIEW' else 'TABLE'} {name}")
 
 
-def event_parts(con) -> list[tuple[str, int, int]]:
+class EventPart(NamedTuple):
+    """One of the tables ``_ev`` is made of: ``rows`` rows, numbered from ``offset`` in
+    ``_ev``.  ``numbered``: it has ``r`` and ``event_no`` columns of its own (the rows the
+    exact reader or the CNTK importer added); else it is a part DuckDB read, whose row
+    ids are its rows' places in the part and its events' numbers too (storing them took
+    4% of a part's load)."""
+    table: str
+    offset: int
+    rows: int
+    numbered: bool
+
+    def place(self, alias: str | None = None) -> str:
+        """SQL: a row's place in this table (``alias``: the table's name in the query)."""
+        return f"{alias + '.' if alias else ''}{'r' if self.numbered else 'rowid'}"
+
+    def row_sql(self, alias: str | None = None) -> str:
+        """SQL: a row's ``r`` in ``_ev``."""
+        return f"{self.place(alias)} + {self.offset}"
+
+    def event_sql(self, alias: str | None = None) -> str:
+        """SQL: a row's event number in ``_ev``."""
+        if self.numbered:
+            return f"{alias + '.' if alias else ''}event_no + {self.offset}"
+        return self.row_sql(alias)
+
+    def rows_sql(self, where: str = "TRUE") -> str:
+        """The rows of this table that match ``where`` as ``_ev`` gives them: ``r`` and
+        ``event_no`` first, numbered in ``_ev``."""
+        if self.numbered:
+            return (f"SELECT * REPLACE (r + {self.offset} AS r, event_no + {self.offset} AS event_no) "
+                    f"FROM {self.table} WHERE {where}")
+        return f"SELECT {self.row_sql()} AS r, {self.event_sql()} AS event_no, * FROM {self.table} WHERE {where}"
+
+
+def event_parts(con) -> list[EventPart]:
     """The tables ``_ev`` is made of, in order: its parts when it is a view over them, else
-    ``_ev`` itself; with the rows before each in ``_ev`` and its own rows."""
+    ``_ev`` itself."""
     tables = _event_tables(con)
     if tables.get("_ev") == "VIEW":
         names = sorted((n for n in tables if n != "_ev"), key=lambda n: int(n[len("_ev_part"):]))
@@ -141,20 +182,17 @@ def event_parts(con) -> list[tuple[str, int, int]]:
     return _one_after_another(con, names)
 
 
-def _one_after_another(con, tables: list[str]) -> list[tuple[str, int, int]]:
-    """(table, rows before it, its rows) for ``tables`` put one after another."""
+def _one_after_another(con, tables: list[str]) -> list[EventPart]:
+    """The parts ``tables`` put one after another."""
+    numbered = {t for (t,) in con.execute(
+        """SELECT table_name FROM information_schema.columns
+            WHERE table_catalog = current_database() AND table_schema = current_schema() AND column_name = 'r'""").fetchall()}
     out, offset = [], 0
     for table in tables:
         n = con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
-        out.append((table, offset, n))
+        out.append(EventPart(table, offset, n, table in numbered))
         offset += n
     return out
-
-
-def renumbered_sql(table: str, offset: int) -> str:
-    """The rows of one part of ``_ev`` as ``_ev`` gives them: row and event numbers after those
-    of the parts before it (``offset`` rows)."""
-    return f"SELECT * REPLACE (r + {offset} AS r, event_no + {offset} AS event_no) FROM {table}"
 
 
 #: rows of ``_ev`` sorted at once by :func:`ordered_rows`: under the workspace's memory
@@ -169,20 +207,19 @@ def ordered_rows(con, columns: str, where: str, table: str | None = None, rows: 
     :data:`ORDERED_CHUNK` row numbers at a time (each range sorted on its own, the stored
     row numbers' ranges skipping the rest), so that neither DuckDB nor Python holds them all.
     No other statement may run on ``con`` until every row is read."""
-    parts = event_parts(con) if table is None else [(table, 0, rows)]
-    for part, offset, n in parts:
-        for lo in range(0, n, ORDERED_CHUNK):
-            chunk = f"{part} WHERE r >= {lo} AND r < {lo + ORDERED_CHUNK}"
-            yield from con.execute(f"SELECT {columns} FROM ({renumbered_sql(chunk, offset)}) "
-                                   f"WHERE {where} ORDER BY r").fetchall()
+    parts = event_parts(con) if table is None else [EventPart(table, 0, rows, True)]
+    for part in parts:
+        for lo in range(0, part.rows, ORDERED_CHUNK):
+            chunk = part.rows_sql(f"{part.place()} >= {lo} AND {part.place()} < {lo + ORDERED_CHUNK}")
+            yield from con.execute(f"SELECT {columns} FROM ({chunk}) WHERE {where} ORDER BY r").fetchall()
 
 
 def update_events(con, update_sql) -> None:
     """Update each table ``_ev`` is made of (rarely: duplicates, roles made again) with
-    ``update_sql(table, offset)``, the UPDATE of ``table``, whose rows are numbered
-    ``r + offset`` in ``_ev``."""
-    for table, offset, _ in event_parts(con):
-        con.execute(update_sql(table, offset))
+    ``update_sql(table, row)``, the UPDATE of ``table``, whose rows' ``r`` in ``_ev`` is the
+    SQL ``row``."""
+    for part in event_parts(con):
+        con.execute(update_sql(part.table, part.row_sql(part.table)))
 
 
 def _load_duckdb(ctx: IngestContext, ws: Workspace, prefix: tc.Prefix,
@@ -224,40 +261,43 @@ def _load_duckdb(ctx: IngestContext, ws: Workspace, prefix: tc.Prefix,
 
 
 def _array_sql(path: str) -> str:
-    """The elements of the staged array ``path`` as :func:`ev_select_sql`'s source."""
-    return f"""SELECT ordinality - 1 AS r, ordinality - 1 AS event_no, * EXCLUDE (ordinality)
-              FROM read_json({sql_string(path)}, format = 'array', columns = {_raw_columns_sql()},
-                             maximum_object_size = {MAX_OBJECT_BYTES}, compression = 'none') WITH ORDINALITY"""
+    """The elements of the staged array ``path`` as :func:`ev_select_sql`'s source (not
+    numbered: a part's row ids are its elements' places, see :class:`EventPart`)."""
+    return f"""SELECT * FROM read_json({sql_string(path)}, format = 'array', columns = {_raw_columns_sql()},
+                                      maximum_object_size = {MAX_OBJECT_BYTES}, compression = 'none')"""
 
 
-def create_events_sql(con, sources: list[tuple[str, str]], flavour: str) -> list[str]:
+def create_events_sql(con, sources: list[tuple[str, str]], flavour: str, numbered: bool = True) -> list[str]:
     """SQL that makes each ``table`` of ``sources`` ((table, source_sql) pairs: ``_ev`` or its
     parts) from its ``source_sql`` (see :func:`ev_select_sql`), its ``args`` stored with ZSTD
     rather than DuckDB's automatic choice (dict_fsst), as ``trace_events.args`` is: 7% less
     of a staged part's load (0.18 of 2.6 CPU-s on 250 MB of short events,
     docs/benchmarks.md).  The column types, the same for every table, are those of the same
-    SELECT over no rows (a source itself is not bound twice: it may read a pipe)."""
-    empty = ", ".join(["CAST(NULL AS BIGINT) AS r", "CAST(NULL AS BIGINT) AS event_no"]
+    SELECT over no rows (a source itself is not bound twice: it may read a pipe).
+    ``numbered``: the sources have ``r`` and ``event_no`` (see :func:`ev_select_sql`)."""
+    empty = ", ".join((["CAST(NULL AS BIGINT) AS r", "CAST(NULL AS BIGINT) AS event_no"] if numbered else [])
                       + [f"CAST(NULL AS {t}) AS {c}" for c, t in te.EVENT_COLUMNS.items()])
-    columns = con.execute(f"DESCRIBE {ev_select_sql(f'SELECT {empty} LIMIT 0', flavour)}").fetchall()
+    columns = con.execute(f"DESCRIBE {ev_select_sql(f'SELECT {empty} LIMIT 0', flavour, numbered)}").fetchall()
     ddl = ", ".join(f'"{name}" {kind}' + (" USING COMPRESSION zstd" if name == "args" else "")
                     for name, kind, *_ in columns)
-    return [f"CREATE TABLE {table} ({ddl}); INSERT INTO {table} {ev_select_sql(source_sql, flavour)}"
+    return [f"CREATE TABLE {table} ({ddl}); INSERT INTO {table} {ev_select_sql(source_sql, flavour, numbered)}"
             for table, source_sql in sources]
 
 
 def _read_arrays(ws: Workspace, paths: list[str], flavour: str) -> None:
     """``_ev`` from the staged arrays ``paths`` (the parts of one event array, in order): the
     first is read on this thread (where a signal interrupts it), the others at the same time
-    on their own connections.  Several parts make ``_ev`` a view that puts them one after
-    another, their rows and events renumbered (copying them into one table took 0.4 s of
-    one core on a 500 MB trace)."""
+    on their own connections.  ``_ev`` is a view that puts the parts one after another, their
+    rows and events numbered from their row ids (:class:`EventPart`; copying them into one
+    table took 0.4 s of one core on a 500 MB trace).  A part keeps the array's order: DuckDB
+    inserts its rows in the order read (``preserve_insertion_order``, on here)."""
     con = ws.con
-    tables = ["_ev"] if len(paths) == 1 else [f"_ev_part{k}" for k in range(len(paths))]
+    tables = [f"_ev_part{k}" for k in range(len(paths))]
     cursors = [con.cursor() for _ in paths[1:]]
     try:
         statements = create_events_sql(
-            con, [(f"{ws.qualified}.{table}", _array_sql(path)) for path, table in zip(paths, tables)], flavour)
+            con, [(f"{ws.qualified}.{table}", _array_sql(path)) for path, table in zip(paths, tables)], flavour,
+            numbered=False)
         with ThreadPoolExecutor(max(1, len(cursors))) as pool:
             futures = [pool.submit(cur.execute, sql) for cur, sql in zip(cursors, statements[1:])]
             try:
@@ -275,10 +315,7 @@ def _read_arrays(ws: Workspace, paths: list[str], flavour: str) -> None:
     finally:
         for cur in cursors:
             cur.close()
-    if len(tables) == 1:
-        return
-    selects = [renumbered_sql(table, offset) for table, offset, _ in _one_after_another(con, tables)]
-    con.execute(f"CREATE VIEW _ev AS {' UNION ALL '.join(selects)}")
+    con.execute(f"CREATE VIEW _ev AS {' UNION ALL '.join(p.rows_sql() for p in _one_after_another(con, tables))}")
 
 
 def _load_stream(ctx: IngestContext, ws: Workspace, prefix: tc.Prefix,

@@ -90,8 +90,8 @@ class MatchingSteps:
                 ts = te.ns_to_us_text(ts_ns) if ts is None and ts_ns is not None else ts
                 dur = te.ns_to_us_text(dur_ns) if dur is None and dur_ns is not None else dur
                 self.ctx.skip(event_no, f"duplicate of event {first}", _event_text(ph, name, cat, ts, dur, pid, tid))
-            update_events(con, lambda t, offset: f"""UPDATE {t} SET problem = 'duplicate of event ' || _dups.first
-                                                     FROM _dups WHERE {t}.r + {offset} = _dups.r""")
+            update_events(con, lambda t, row: f"""UPDATE {t} SET problem = 'duplicate of event ' || _dups.first
+                                                  FROM _dups WHERE {row} = _dups.r""")
             rows = np.asarray(con.execute("SELECT r FROM _dups").fetchnumpy()["r"], dtype=np.int64)
         con.execute("DROP TABLE _dups")
         return rows

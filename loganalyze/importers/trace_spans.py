@@ -145,7 +145,7 @@ class SpanEngine(MatchingSteps, NestingSteps, TableSteps):
             if flavour != self.flavour:
                 self.flavour = flavour
                 role = te.role_sql(flavour)
-                update_events(con, lambda t, _offset: f"UPDATE {t} SET role = {role} WHERE ph IN ('X', 'B')")
+                update_events(con, lambda t, _row: f"UPDATE {t} SET role = {role} WHERE ph IN ('X', 'B')")
         if self.check_precision:
             lim = te.EXACT_FRACTIONAL_US_LIMIT
             bad = con.execute(

@@ -62,16 +62,16 @@ class TableSteps:
         files = self._write_computed(arrays, ops, per_op, parts)
         arrays.clear()
 
-        def rows(columns: str, where: str = "TRUE") -> str:
+        def rows(columns: str, where: str = "TRUE") -> str:  # {event_no}: the event number
             return " UNION ALL ".join(
-                f"""SELECT {columns.format(offset=offset)}
-                    FROM {q}.{table} e POSITIONAL JOIN read_parquet({sql_string(path)}) x
+                f"""SELECT {columns.format(event_no=part.event_sql('e'))}
+                    FROM {q}.{part.table} e POSITIONAL JOIN read_parquet({sql_string(path)}) x
                     WHERE e.problem IS NULL AND {where}
-                      AND CASE WHEN e.r + {offset} = x.x_r THEN NOT {x['x_skip']} ELSE error('trace rows out of step') END"""
-                for (table, offset, _), path in zip(parts, files))
+                      AND CASE WHEN {part.row_sql('e')} = x.x_r THEN NOT {x['x_skip']} ELSE error('trace rows out of step') END"""
+                for part, path in zip(parts, files))
 
         con.execute("CREATE OR REPLACE VIEW _evx AS " + rows(
-            f"""CAST({int(self.sid)} AS INTEGER) AS source_id, e.event_no + {{offset}} AS event_no, e.ph,
+            f"""CAST({int(self.sid)} AS INTEGER) AS source_id, {{event_no}} AS event_no, e.ph,
                 CASE WHEN {x['x_async_op']} THEN 'op' ELSE e.role END AS role, e.cat, e.name, e.pid, e.tid,
                 e.ts_ns, coalesce(e.dur_ns, {x['x_dur']}) AS dur_ns,
                 e.ts_ns + coalesce(e.dur_ns, {x['x_dur']}) AS end_ns,
@@ -83,13 +83,13 @@ class TableSteps:
         # order key: by time, then event number (one HUGEINT, ts_ns * 2^63 + event_no; flow
         # events always have a time)
         con.execute("CREATE OR REPLACE VIEW _flow_events AS " + rows(
-            f"""e.event_no + {{offset}} AS event_no, e.ph, e.cat, e.id, e.name, e.ts_ns, {x['x_bound']} AS bound_event,
-                e.ts_ns::HUGEINT * 9223372036854775808 + (e.event_no + {{offset}}) AS k""",
+            f"""{{event_no}} AS event_no, e.ph, e.cat, e.id, e.name, e.ts_ns, {x['x_bound']} AS bound_event,
+                e.ts_ns::HUGEINT * 9223372036854775808 + ({{event_no}}) AS k""",
             "e.ph IN ('s', 't', 'f')"))
 
     def _write_computed(self, arrays: dict, ops: np.ndarray, per_op: dict, parts: list) -> list[str]:
-        """The computed columns of the rows of each part of ``_ev`` (``parts``: table, rows
-        before it, its rows), written by DuckDB into a Parquet file of the workspace's folder
+        """The computed columns of the rows of each part of ``_ev`` (``parts``:
+        :class:`~.trace_load.EventPart`), written by DuckDB into a Parquet file of the workspace's folder
         a part at a time, made :data:`COMPUTED_BATCH` rows at a time as DuckDB reads them
         (the Arrow columns of a whole part are never held at once: 94 MB for 1.7 M rows);
         returns the files' paths.  The copy into the store reads them beside the parts
@@ -97,7 +97,9 @@ class TableSteps:
         Storing them as workspace tables instead took 0.37 CPU-s a part of 1.7 M short
         events, the Parquet files 0.16 (docs/benchmarks.md)."""
         paths = []
-        for k, (_, offset, n) in enumerate(parts):
+        for k, part in enumerate(parts):
+            offset, n = part.offset, part.rows
+
             def batches(first: int, last: int):
                 for lo in range(first, last, COMPUTED_BATCH):
                     hi = min(lo + COMPUTED_BATCH, last)
