@@ -437,6 +437,24 @@ def test_split_read_gives_the_rows_of_one_read(tmp_path, small_trace, monkeypatc
     assert parts == whole
 
 
+def test_parts_keep_the_array_order_whatever_the_caller_set(tmp_path, small_trace, monkeypatch):
+    """A part's rows are numbered by their row ids: the read keeps the array's order even
+    when the caller's DuckDB does not preserve insertion order, and that setting is theirs
+    again after."""
+    from loganalyze import trace_stage
+
+    path, _ = small_trace
+    whole, _ = _ingest_rows(path, monkeypatch, None)
+    monkeypatch.setattr(trace_stage, "PART_MIN_BYTES", 64 << 10)
+    monkeypatch.setattr(trace_stage, "usable_cores", lambda: 4)
+    with Store(str(tmp_path / "s.duckdb")) as store:
+        store.con.execute("SET preserve_insertion_order = false")
+        res = ingest_file(store, str(path))
+        assert res.status == "ingested", res.message
+        assert _all_rows(store.con) == whole
+        assert store.con.execute("SELECT current_setting('preserve_insertion_order')").fetchall() == [(False,)]
+
+
 @pytest.mark.parametrize("change", ["duplicates", "flavour"])
 def test_parts_updated_after_the_read_give_the_rows_of_one_read(tmp_path, monkeypatch, change):
     """Two changes to the events read, in parts: duplicates found across parts, and roles

@@ -17,9 +17,10 @@ from ..grammars import trace_event as te
 from ..grammars import trace_reader as tr
 from ..inputs import InputError
 from ..signals import is_interrupt
+from ..store import temporary_setting
+from ..trace_stage import READ_BLOCK, Stage
 from .arrow_arrays import arrow_array
 from .base import IngestContext, insert_arrow, sql_string
-from ..trace_stage import READ_BLOCK, Stage
 from .trace_workspace import Workspace
 
 #: largest JSON element DuckDB is asked to read (a larger one sends the file to the exact
@@ -290,7 +291,8 @@ def _read_arrays(ws: Workspace, paths: list[str], flavour: str) -> None:
     on their own connections.  ``_ev`` is a view that puts the parts one after another, their
     rows and events numbered from their row ids (:class:`EventPart`; copying them into one
     table took 0.4 s of one core on a 500 MB trace).  A part keeps the array's order: DuckDB
-    inserts its rows in the order read (``preserve_insertion_order``, on here)."""
+    inserts its rows in the order read (``preserve_insertion_order``, on for the read
+    whatever the caller set)."""
     con = ws.con
     tables = [f"_ev_part{k}" for k in range(len(paths))]
     cursors = [con.cursor() for _ in paths[1:]]
@@ -298,7 +300,7 @@ def _read_arrays(ws: Workspace, paths: list[str], flavour: str) -> None:
         statements = create_events_sql(
             con, [(f"{ws.qualified}.{table}", _array_sql(path)) for path, table in zip(paths, tables)], flavour,
             numbered=False)
-        with ThreadPoolExecutor(max(1, len(cursors))) as pool:
+        with temporary_setting(con, "preserve_insertion_order", True), ThreadPoolExecutor(max(1, len(cursors))) as pool:
             futures = [pool.submit(cur.execute, sql) for cur, sql in zip(cursors, statements[1:])]
             try:
                 con.execute(statements[0])
