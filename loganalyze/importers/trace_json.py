@@ -10,10 +10,13 @@ How a file goes in (docs/benchmarks.md, "Trace JSON", says what it costs):
    DuckDB's ``read_json`` then parses exactly the array (``]`` added when it was missing):
    uncompressed files are cut in the kernel into temp files, a large array into one part
    per core at boundaries between events (parsed at the same time; a part DuckDB rejects
-   sends the array to one whole read); gzip files are decompressed into a temp file into a
+   sends the array to one whole read; the CLI cuts a large trace while it imports:
+   ``trace_stage.stage_ahead``); gzip files are decompressed into a temp file into a
    database file (DuckDB holds what it reads from a pipe in memory), by a writer thread into
    a FIFO that DuckDB reads at the same time into an in-memory one.  The same statement
-   converts the fields (exact integer ns, ids from args, role, problems) into ``_ev``.
+   converts the fields (exact integer ns, ids from args, role, problems) into ``_ev``,
+   a view over the parts, whose row ids number the events (``trace_load.EventPart``).  The
+   file's sha256 starts once the array is read (a core is free then).
    Files DuckDB cannot read (a syntax error inside an event, duplicate keys, lone
    surrogates, fractional timestamps beyond double precision) go through the exact Python
    reader instead.
