@@ -142,13 +142,15 @@ def ingest(
     loganalyze ingest --to parquet dataset/ logs/ --run nightly
     """
     from .inputs import hash_ahead
+    from .paths import only_file
     from .trace_stage import stage_ahead
 
-    if len(paths) == 1 and to is None:
+    one = only_file(paths[0]) if len(paths) == 1 and to is None else None
+    if one is not None:
         # while the imports below keep this process busy: a large trace's event array is
         # staged for DuckDB (its hash waits until the array is read), any other file hashed
         # in a child process
-        stage_ahead(paths[0]) or hash_ahead(paths[0])
+        stage_ahead(one) or hash_ahead(one)
     dataset = _dataset_target(to, db)
     # the database opens on a helper thread too (DuckDB lets go of the GIL while it opens
     # the file and checks the schema: 40-75 ms) while this one imports what ingests need

@@ -70,6 +70,31 @@ def _walk(top: str) -> tuple[list[str], list[Candidate]]:
 
     for root, dirs, files in os.walk(top, onerror=failed):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found.extend(os.path.join(root, f) for f in sorted(files)
-                     if not f.startswith(".") and not f.endswith(DATABASE_SUFFIXES))
+        found.extend(os.path.join(root, f) for f in sorted(files) if _walked_file(f))
     return found, unreadable
+
+
+def _walked_file(name: str) -> bool:
+    """Whether a file of a directory is read: not hidden, not a database."""
+    return not name.startswith(".") and not name.endswith(DATABASE_SUFFIXES)
+
+
+def only_file(arg: str) -> str | None:
+    """The one file :func:`expand_paths` gives for ``arg`` when that is a file, or a directory
+    holding one file and no directory (HTA's trace folders): looked up without a walk, for
+    what the CLI does before its imports; else None (standard input too)."""
+    if arg == STDIN:
+        return None
+    if os.path.isfile(arg):
+        return arg
+    if not os.path.isdir(arg):
+        return None
+    try:
+        with os.scandir(arg) as it:
+            entries = [e for e in it if not e.name.startswith(".")]
+        files = [e for e in entries if e.is_file() and _walked_file(e.name)]
+        if len(files) != 1 or any(e.is_dir() for e in entries):
+            return None
+    except OSError:
+        return None
+    return os.path.join(arg, files[0].name)

@@ -346,3 +346,27 @@ def test_cli_ingest_of_one_big_file_hashes_it_ahead(tmp_path, monkeypatch):
 
     with duckdb.connect(db, read_only=True) as con:
         assert con.execute("SELECT sha256 FROM sources").fetchone()[0] == hashlib.sha256(data).hexdigest()
+
+
+def test_only_file_is_the_one_file_a_path_names(tmp_path):
+    """What the CLI reads ahead: a file, or a folder holding one file and no folder (hidden
+    files and databases left out, as the walk leaves them); nothing else."""
+    from loganalyze.paths import expand_paths, only_file
+
+    trace = tmp_path / "one" / "rank0.pt.trace.json"
+    trace.parent.mkdir()
+    trace.write_text("[]")
+    (trace.parent / ".hidden").write_text("x")
+    (trace.parent / "runs.duckdb").write_text("x")
+    two = tmp_path / "two"
+    two.mkdir()
+    (two / "a.log").write_text("x")
+    (two / "b.log").write_text("x")
+    nested = tmp_path / "nested"
+    (nested / "sub").mkdir(parents=True)
+    (nested / "a.log").write_text("x")
+    assert only_file(str(trace)) == str(trace)
+    assert only_file(str(trace.parent)) == str(trace)
+    assert [c.path for c in expand_paths([str(trace.parent)])] == [str(trace)]
+    for other in (str(two), str(nested), str(tmp_path / "missing"), "-", str(tmp_path / "*.log")):
+        assert only_file(other) is None, other

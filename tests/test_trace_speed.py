@@ -567,11 +567,12 @@ def _spy_copies(monkeypatch) -> list:
     return copies
 
 
-def test_cli_stages_a_large_trace_ahead_and_hashes_it_after_the_read(tmp_path, small_trace, monkeypatch):
-    """``loganalyze ingest`` of one large trace file stages its array before the imports
-    (not hashed ahead); the importer takes the parts (no copy of its own), the rows are
-    those of an ingest without it, the file's sha256 is right, and the parts and their
-    folder are gone after."""
+@pytest.mark.parametrize("given", ["file", "folder"])
+def test_cli_stages_a_large_trace_ahead_and_hashes_it_after_the_read(tmp_path, small_trace, monkeypatch, given):
+    """``loganalyze ingest`` of one large trace file (or of a folder holding only it, as HTA
+    takes traces) stages its array before the imports (not hashed ahead); the importer
+    takes the parts (no copy of its own), the rows are those of an ingest without it, the
+    file's sha256 is right, and the parts and their folder are gone after."""
     from typer.testing import CliRunner
 
     from loganalyze import inputs, tempfiles, trace_stage
@@ -584,7 +585,7 @@ def test_cli_stages_a_large_trace_ahead_and_hashes_it_after_the_read(tmp_path, s
     hashed_ahead = []
     monkeypatch.setattr(inputs, "hash_ahead", lambda p: hashed_ahead.append(p))
     db = str(tmp_path / "t.duckdb")
-    res = CliRunner().invoke(app, ["ingest", "-q", str(path), "--db", db])
+    res = CliRunner().invoke(app, ["ingest", "-q", str(path if given == "file" else path.parent), "--db", db])
     assert res.exit_code == 0, res.output
     assert hashed_ahead == [] and trace_stage._STAGED_AHEAD == {}
     assert len(copies) == 1 and os.path.basename(os.path.dirname(copies[0].paths[0])).startswith("trace-ahead")
