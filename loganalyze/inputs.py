@@ -103,7 +103,7 @@ class InputFile:
         #: what is wrong with the compressed stream, once a read has reached the damage
         self.damage: str | None = None
         ahead = _HASHED_AHEAD.pop(os.path.realpath(path), None) if _HASHED_AHEAD and self._spool is None else None
-        if ahead is not None and ahead._stat == self._stat and self.compression is None:
+        if ahead is not None and ahead.same_file(self) and self.compression is None:
             self._hashing = ahead._hashing
 
     @property

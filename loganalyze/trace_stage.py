@@ -103,8 +103,8 @@ class Stage:
     was cut off).
 
     - Uncompressed files: the end is found by reading the last bytes, and the array is
-      copied into temp files inside the kernel (``copy_file_range``) while the file's
-      sha256 is computed on a helper thread.  With ``split``, a large array is cut at
+      copied into temp files inside the kernel (``copy_file_range``), or taken from
+      :func:`stage_ahead` when it made them already.  With ``split``, a large array is cut at
       boundaries between events into several arrays (``paths``), which DuckDB parses at
       the same time; their elements, in order, are the elements of the whole array.
     - gzip files: a writer thread decompresses into a FIFO that DuckDB reads while the

@@ -63,19 +63,14 @@ def create_arrow_table(con: duckdb.DuckDBPyConnection, table: str, data: ArrowDa
     _run_over_arrow(con, f"CREATE OR REPLACE {kind} {table} AS SELECT * FROM _arrow", data)
 
 
-def parquet_copy_sql(select_sql: str, path: str) -> str:
-    """SQL that writes the rows of ``select_sql`` into the Parquet file ``path``, in order,
-    for DuckDB to read back soon: a working file, neither compressed nor dictionary-encoded
-    (half the CPU of a compressed table's store: docs/benchmarks.md, "Twenty-first session").
-    No HUGEINT columns: Parquet has no 128-bit integers, and DuckDB writes them as DOUBLE."""
-    return (f"COPY ({select_sql}) TO {sql_string(path)} "
-            "(FORMAT parquet, COMPRESSION uncompressed, DICTIONARY_SIZE_LIMIT 1)")
-
-
 def write_parquet(con: duckdb.DuckDBPyConnection, path: str, data: ArrowData) -> None:
-    """Write Arrow ``data`` into the Parquet file ``path`` (:func:`parquet_copy_sql`), through
-    the same hand-off as :func:`insert_arrow`."""
-    _run_over_arrow(con, parquet_copy_sql("SELECT * FROM _arrow", path), data)
+    """Write Arrow ``data`` into the Parquet file ``path``, in order, through the same
+    hand-off as :func:`insert_arrow`, for DuckDB to read back soon: a working file, neither
+    compressed nor dictionary-encoded (half the CPU of a compressed table's store:
+    docs/benchmarks.md, "Twenty-first session").  No HUGEINT columns: Parquet has no 128-bit
+    integers, and DuckDB writes them as DOUBLE."""
+    _run_over_arrow(con, f"COPY (SELECT * FROM _arrow) TO {sql_string(path)} "
+                         "(FORMAT parquet, COMPRESSION uncompressed, DICTIONARY_SIZE_LIMIT 1)", data)
 
 
 def _run_over_arrow(con: duckdb.DuckDBPyConnection, sql: str, data: ArrowData) -> None:

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..grammars import trace_event as te
 from .base import IngestContext
-from .trace_load import update_events
+from .trace_load import event_parts, update_events
 from .trace_matching import PAIRED_PHASES, MatchingSteps, SpanStats, duplicate_candidates
 from .trace_nesting import NestingSteps
 from .trace_tables import TableSteps
@@ -85,7 +85,6 @@ class SpanEngine(MatchingSteps, NestingSteps, TableSteps):
         spans = self._spans(dur, async_op)
         candidates = duplicate_candidates(spans)
         if len(candidates) > SPANS_KEPT_FOR_CANDIDATES:  # the check's memory before the spans'
-            del spans
             spans = None
         duplicates = self._find_duplicates(candidates)
         del candidates
@@ -112,7 +111,10 @@ class SpanEngine(MatchingSteps, NestingSteps, TableSteps):
 
     def _event_numbers(self) -> np.ndarray | None:
         """The event number of each row (indexed by ``r``), or None when every row's event
-        number is its row number (what DuckDB's reader gives: the array is not kept)."""
+        number is its row number (what DuckDB's reader gives, its parts numbering both by
+        row id: the array is not kept)."""
+        if not any(part.numbered for part in event_parts(self.con)):
+            return None
         differ = self.con.execute("SELECT count(*) FROM _ev WHERE event_no <> r").fetchall()[0][0]
         if not differ:
             return None
