@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from ..grammars import trace_event as te
 from .arrow_arrays import numpy_array
-from .base import create_arrow_table
+from .base import create_arrow_table, numpy_columns
 from .trace_load import ordered_rows, update_events
 
 
@@ -92,7 +92,7 @@ class MatchingSteps:
                 self.ctx.skip(event_no, f"duplicate of event {first}", _event_text(ph, name, cat, ts, dur, pid, tid))
             update_events(con, lambda t, row: f"""UPDATE {t} SET problem = 'duplicate of event ' || _dups.first
                                                   FROM _dups WHERE {row} = _dups.r""")
-            rows = np.asarray(con.execute("SELECT r FROM _dups").fetchnumpy()["r"], dtype=np.int64)
+            rows = np.asarray(numpy_columns(con, "SELECT r FROM _dups")["r"], dtype=np.int64)
         con.execute("DROP TABLE _dups")
         return rows
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .base import numpy_columns
+
 #: how many earlier slices a flow event looks through for one that encloses it
 FLOW_LOOKBACK = 64
 #: roles as small integers for the numpy steps
@@ -25,14 +27,16 @@ class NestingSteps:
             """CREATE TABLE _thr AS SELECT row_number() OVER (ORDER BY NOT has_op, pid, tid) - 1 AS code, pid, tid
                FROM (SELECT pid, tid, bool_or(role = 'op' AND problem IS NULL) AS has_op FROM _ev
                      WHERE ph IN ('X', 'B', 'b', 'S') GROUP BY pid, tid)""")
-        d = con.execute(
-            f"""SELECT e.r, t.code AS thr, e.ts_ns, coalesce(e.dur_ns, 0) AS dur_ns, e.ph = 'X' AS is_x,
-                      e.ph IN ('b', 'S') AS is_async,
-                      CASE e.role {' '.join(f"WHEN '{k}' THEN {v}" for k, v in ROLE_CODES.items())} ELSE 0 END AS role
+        # (read in the types kept: no wider copy of the 2.5 M spans of a 500 MB trace)
+        rows = "INTEGER" if self.idx == np.int32 else "BIGINT"
+        d = numpy_columns(
+            con, f"""SELECT CAST(e.r AS {rows}) AS r, CAST(t.code AS {rows}) AS thr, e.ts_ns,
+                      coalesce(e.dur_ns, 0) AS dur_ns, e.ph = 'X' AS is_x, e.ph IN ('b', 'S') AS is_async,
+                      CAST(CASE e.role {' '.join(f"WHEN '{k}' THEN {v}" for k, v in ROLE_CODES.items())} ELSE 0 END
+                           AS TINYINT) AS role
                FROM _ev e
                JOIN _thr t ON e.pid IS NOT DISTINCT FROM t.pid AND e.tid IS NOT DISTINCT FROM t.tid
-               WHERE e.ph IN ('X', 'B', 'b', 'S') AND e.problem IS NULL"""
-        ).fetchnumpy()
+               WHERE e.ph IN ('X', 'B', 'b', 'S') AND e.problem IS NULL""")
         r = np.asarray(d.pop("r"), dtype=self.idx)
         thr = np.asarray(d.pop("thr"), dtype=self.idx)
         ts = np.asarray(d.pop("ts_ns"), dtype=np.int64)
@@ -60,11 +64,10 @@ class NestingSteps:
     def _bind_flows(self, spans) -> np.ndarray:
         """bound[r] = rowid of the slice each flow event binds to (-1: none)."""
         bound = np.full(self.m, -1, dtype=self.idx)
-        d = self.con.execute(
-            """SELECT e.r, coalesce(t.code, -1) AS thr, e.ts_ns, e.ph = 'f' AND e.bp IS DISTINCT FROM 'e' AS nxt
+        d = numpy_columns(
+            self.con, """SELECT e.r, coalesce(t.code, -1) AS thr, e.ts_ns, e.ph = 'f' AND e.bp IS DISTINCT FROM 'e' AS nxt
                FROM _ev e LEFT JOIN _thr t ON e.pid IS NOT DISTINCT FROM t.pid AND e.tid IS NOT DISTINCT FROM t.tid
-               WHERE e.ph IN ('s', 't', 'f') AND e.problem IS NULL"""
-        ).fetchnumpy()
+               WHERE e.ph IN ('s', 't', 'f') AND e.problem IS NULL""")
         if len(d["r"]) == 0:
             return bound
         fr = np.asarray(d["r"], dtype=np.int64)
@@ -157,10 +160,10 @@ class NestingSteps:
             """CREATE OR REPLACE TABLE _flow_keys AS
                SELECT cat, id, row_number() OVER () AS g
                FROM (SELECT DISTINCT cat, id FROM _ev WHERE ph IN ('s', 'f') AND problem IS NULL)""")
-        d = con.execute(
-            """SELECT e.r, e.ph = 's' AS is_s, k.g FROM _ev e
+        d = numpy_columns(
+            con, """SELECT e.r, e.ph = 's' AS is_s, k.g FROM _ev e
                JOIN _flow_keys k ON e.cat IS NOT DISTINCT FROM k.cat AND e.id IS NOT DISTINCT FROM k.id
-               WHERE e.ph IN ('s', 'f') AND e.problem IS NULL""").fetchnumpy()
+               WHERE e.ph IN ('s', 'f') AND e.problem IS NULL""")
         con.execute("DROP TABLE _flow_keys")
         r = np.asarray(d["r"], dtype=np.int64)
         order = np.argsort(r, kind="stable")  # file order

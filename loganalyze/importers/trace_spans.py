@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..grammars import trace_event as te
-from .base import IngestContext
+from .base import IngestContext, numpy_columns
 from .trace_load import event_parts, update_events
 from .trace_matching import PAIRED_PHASES, MatchingSteps, SpanStats, duplicate_candidates
 from .trace_nesting import NestingSteps
@@ -68,7 +68,7 @@ class SpanEngine(MatchingSteps, NestingSteps, TableSteps):
         self.idx = row_index_type(m)
         self.event_no = self._event_numbers()
         skip = np.zeros(m, dtype=bool)
-        problems = self.con.execute("SELECT r FROM _ev WHERE problem IS NOT NULL").fetchnumpy()["r"]
+        problems = numpy_columns(self.con, "SELECT r FROM _ev WHERE problem IS NOT NULL")["r"]
         skip[np.asarray(problems, dtype=np.int64)] = True
         async_op = np.zeros(m, dtype=bool)
         dur = end_r = None  # the durations and ends of begin/end pairs (Kineto writes none)
@@ -130,7 +130,7 @@ class SpanEngine(MatchingSteps, NestingSteps, TableSteps):
         is NULL): placed by ``r``, not sorted by it (``_ev`` may be a view over parts, whose
         ORDER BY r is a sort)."""
         out = np.full(self.m, -1, dtype=np.int64)
-        d = self.con.execute(f"SELECT r, {column} AS v FROM _ev WHERE {column} IS NOT NULL").fetchnumpy()
+        d = numpy_columns(self.con, f"SELECT r, {column} AS v FROM _ev WHERE {column} IS NOT NULL")
         out[np.asarray(d["r"], dtype=np.int64)] = np.asarray(d["v"], dtype=np.int64)
         return out
 
