@@ -15,7 +15,10 @@ with three decimals, as Kineto does since PyTorch 2.2; ``--args ids`` keeps in e
 ``args`` only the ids and shapes (``External id``, ``correlation``, ``device``, ``stream``,
 ``Input Dims``) and kernel names of at most 40 characters: about 146 bytes an event instead
 of 200 (3.4 M events in 500 MB), the memory per byte of input that a trace of short events
-needs.  Then, in ``--rounds`` alternating
+needs; ``--args minimal`` keeps only ``correlation`` (none on operators, whose device work
+is then found through the launch calls): about 116 bytes an event (4.3 M in 500 MB), the
+density of the trace issue 10 describes (3.9 M events in 500 MB, whose ``json.load`` built
+about 490 bytes of objects an event; these build about 680, the others 1,000 and more).  Then, in ``--rounds`` alternating
 rounds, each in its own process (wall time, user+sys CPU and peak RSS of that process from ``os.wait4``):
 
 (a) ``json.load`` of the file in the project's python (the anchor);
@@ -76,9 +79,9 @@ TIMES = "integer"
 
 
 #: "full": the args Kineto writes; "ids": only the ids and shapes (short events, see the
-#: module's docstring)
+#: module's docstring); "minimal": only the correlation ids (the shortest events)
 ARGS = "full"
-SHORT_ARGS = ("External id", "correlation", "device", "stream", "Input Dims")
+SHORT_ARGS = {"ids": ("External id", "correlation", "device", "stream", "Input Dims"), "minimal": ("correlation",)}
 SHORT_NAME = 40
 
 
@@ -98,8 +101,8 @@ def _compact_event(ph, cat, name, pid, tid, ts, dur=None, args=None, extra=None)
 
 
 def _event(ph, cat, name, pid, tid, ts, dur=None, args=None, extra=None) -> str:
-    if ARGS == "ids":
-        args = {k: v for k, v in (args or {}).items() if k in SHORT_ARGS}
+    if ARGS != "full":
+        args = {k: v for k, v in (args or {}).items() if k in SHORT_ARGS[ARGS]}
         name = name[:SHORT_NAME] if cat == "kernel" else name
     if LAYOUT == "compact":
         return _compact_event(ph, cat, name, pid, tid, ts, dur, args, extra)
@@ -445,8 +448,9 @@ def main() -> None:
     ap.add_argument("--layout", choices=("pretty", "compact"), default="pretty")
     ap.add_argument("--times", choices=("integer", "fractional"), default="integer",
                     help="whole epoch microseconds (Kineto before PyTorch 2.2) or three decimals (since)")
-    ap.add_argument("--args", choices=("full", "ids"), default="full",
-                    help="the args Kineto writes, or only ids and shapes (shorter events, more per MB)")
+    ap.add_argument("--args", choices=("full", "ids", "minimal"), default="full",
+                    help="the args Kineto writes, only ids and shapes (shorter events, more per MB), "
+                         "or only correlation ids (the shortest)")
     ap.add_argument("--workdir", default=str(REPO / "bench-data"))
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=3, help="alternating json.load / ingest rounds (best kept; single rounds spread widely on a shared host)")
