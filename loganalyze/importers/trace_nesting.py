@@ -50,15 +50,30 @@ class NestingSteps:
         del xdur, is_x
         keep = (sd != np.iinfo(np.int64).min) & (~is_async | async_op[r])
         del is_async
-        r, thr, ts, sd, role = r[keep], thr[keep], ts[keep], sd[keep], role[keep]
+        if not keep.all():  # (an array at a time: the spans' arrays are most of the memory here)
+            r = r[keep]
+            thr = thr[keep]
+            ts = ts[keep]
+            sd = sd[keep]
+            role = role[keep]
         del keep
         is_op = (role == ROLE_CODES["op"]) | async_op[r]
         order = span_order(thr, ts, sd, r)
         self.n_threads = con.execute("SELECT count(*) FROM _thr").fetchall()[0][0]
-        spans = {"r": r[order], "thr": thr[order], "is_op": is_op[order], "role": role[order]}
-        del r, thr, is_op, role
+        # in the sweep's order, each array replacing its unordered self in turn
+        spans = {"r": r[order]}
+        del r
+        spans["thr"] = thr[order]
+        del thr
+        spans["is_op"] = is_op[order]
+        del is_op
+        spans["role"] = role[order]
+        del role
         spans["ts"] = ts[order]
-        spans["end"] = spans["ts"] + sd[order]  # a span's duration is end - ts (exact, even past 2^63)
+        del ts
+        sd = sd[order]
+        del order
+        spans["end"] = spans["ts"] + sd  # a span's duration is end - ts (exact, even past 2^63)
         return spans
 
     def _bind_flows(self, spans) -> np.ndarray:
@@ -117,15 +132,17 @@ class NestingSteps:
         return bound
 
     def _gpu_links(self, spans, bound):
-        """launch_r[g], op_r[g] for device events (rows; -1: none); the device events' rows
-        and durations are kept for the sweep (``_gpu_r``, ``_gpu_dur``)."""
+        """The launch call and the operator (rows; -1: none) of each device event, one entry
+        per device event (not per row: a few of the rows), in the order of ``_gpu_r``; None
+        when there are none.  The device events' rows and durations are kept for the sweep
+        (``_gpu_r``, ``_gpu_dur``)."""
         m = self.m
-        launch_r = np.full(m, -1, dtype=self.idx)
-        op_r = np.full(m, -1, dtype=self.idx)
         role, sr = spans["role"], spans["r"]
         gpu = np.isin(role, (ROLE_CODES["kernel"], ROLE_CODES["memcpy"], ROLE_CODES["memset"]))
         if not gpu.any():
-            return launch_r, op_r
+            return None, None
+        launch_r = np.full(m, -1, dtype=self.idx)
+        op_r = np.full(m, -1, dtype=self.idx)
         g_r = sr[gpu]
         g_dur = spans["end"][gpu] - spans["ts"][gpu]
         # 1. correlation id -> host launch call (the first in file order)
@@ -147,7 +164,7 @@ class NestingSteps:
             del ext
             op_r[missing[found]] = rows
         self._gpu_r, self._gpu_dur = g_r, g_dur
-        return launch_r, op_r
+        return launch_r[g_r], op_r[g_r]
 
     def _launches_by_flow(self, launch_r, missing, launches, bound) -> None:
         """``launch_r`` of the device events ``missing`` (rows) from flows: a flow (cat, id)
@@ -194,10 +211,11 @@ class NestingSteps:
         targets, last = np.unique(target, return_index=True)
         launch_r[targets] = start_b[at[::-1][last]]
 
-    def _sweep(self, spans, launch_r, op_r):
+    def _sweep(self, spans, launch_g, op_g):
         """Nesting per thread: depth and parent operator of each row; self time, device time
         and inclusive device time of each operator, in the order of ``self._op_rows`` (the
-        operators' rows in sweep order: a parent before its children).
+        operators' rows in sweep order: a parent before its children).  ``launch_g``,
+        ``op_g``: :meth:`_gpu_links`' answer (``op_g`` is completed here).
 
         The rule is the stack sweep of the corpus README: spans sorted by thread, start,
         longer first, file order; an operator's parent is the innermost operator still open
@@ -219,16 +237,14 @@ class NestingSteps:
         self.stats.improper_nesting = _nest_threads(nesting, parent, depth, child, op_index)
         del nesting
         gpu_self = np.zeros(len(op_rows), dtype=np.int64)
-        if hasattr(self, "_gpu_r"):
+        if launch_g is not None:
             # device events: their operator is the launch call's parent (unless External id
             # found one); its device time is theirs
-            g = self._gpu_r
-            lr = launch_r[g]
-            via_launch = lr >= 0
-            op_r[g[via_launch]] = parent[lr[via_launch]]
-            del lr, via_launch
-            has_op = op_r[g] >= 0
-            np.add.at(gpu_self, op_index[op_r[g[has_op]]], self._gpu_dur[has_op])
+            via_launch = launch_g >= 0
+            op_g[via_launch] = parent[launch_g[via_launch]]
+            del via_launch
+            has_op = op_g >= 0
+            np.add.at(gpu_self, op_index[op_g[has_op]], self._gpu_dur[has_op])
         # inclusive device time: children into parents, deepest first
         op_parent = parent[op_rows]
         op_parent = np.where(op_parent >= 0, op_index[np.maximum(op_parent, 0)], -1)

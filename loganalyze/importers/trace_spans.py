@@ -12,7 +12,7 @@ from .base import IngestContext, numpy_columns
 from .trace_load import event_parts, update_events
 from .trace_matching import PAIRED_PHASES, MatchingSteps, SpanStats, duplicate_candidates
 from .trace_nesting import NestingSteps
-from .trace_tables import TableSteps
+from .trace_tables import SomeRows, TableSteps
 from .trace_workspace import Workspace
 
 
@@ -96,14 +96,17 @@ class SpanEngine(MatchingSteps, NestingSteps, TableSteps):
         del duplicates
         bound = self._bind_flows(spans)
         self.ws.release_memory()
-        launch_r, op_r = self._gpu_links(spans, bound)
+        launch_g, op_g = self._gpu_links(spans, bound)
+        bound = SomeRows.of(bound)
         self.ws.release_memory()
-        parent, depth, self_ns, gpu_self, gpu_total = self._sweep(spans, launch_r, op_r)
+        parent, depth, self_ns, gpu_self, gpu_total = self._sweep(spans, launch_g, op_g)
+        g_r = getattr(self, "_gpu_r", np.empty(0, dtype=self.idx))
         arrays = dict(skip=skip, dur=dur, end_r=end_r, async_op=async_op, parent=parent, depth=depth,
-                      self_ns=self_ns, gpu_self=gpu_self, gpu_total=gpu_total, launch_r=launch_r, op_r=op_r,
-                      bound=bound)
+                      self_ns=self_ns, gpu_self=gpu_self, gpu_total=gpu_total, bound=bound,
+                      launch_r=SomeRows(g_r, g_r if launch_g is None else launch_g),
+                      op_r=SomeRows(g_r, g_r if op_g is None else op_g))
         del spans, skip, dur, end_r, async_op, parent, depth, self_ns, gpu_self, gpu_total
-        del launch_r, op_r, bound
+        del launch_g, op_g, g_r, bound
         self._insert(arrays)
         for name in ("event_no", "_gpu_r", "_gpu_dur", "_op_rows"):
             self.__dict__.pop(name, None)

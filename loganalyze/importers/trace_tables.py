@@ -18,6 +18,36 @@ from .trace_matching import SpanStats
 
 #: the computed columns the sweep gives per operator (not per row)
 OP_COLUMNS = ("self_ns", "gpu_self", "gpu_total")
+
+
+class SomeRows:
+    """A row number for some rows of ``_ev`` only (-1 for the others), held as those rows
+    (ascending) and their values: the device events' launch calls and operators, and the
+    slices flow events bind to, are a few of the rows each, and whole-row arrays of them
+    beside the sweep's own were the span engine's peak memory (docs/benchmarks.md,
+    "Twenty-fourth session")."""
+
+    def __init__(self, rows: np.ndarray, values: np.ndarray):
+        has = values >= 0
+        rows, values = rows[has], values[has]
+        order = np.argsort(rows, kind="stable")
+        self.rows, self.values = rows[order], values[order]
+
+    @classmethod
+    def of(cls, dense: np.ndarray) -> "SomeRows":
+        """From a whole-row array (-1: none)."""
+        rows = np.flatnonzero(dense >= 0)
+        return cls(rows.astype(dense.dtype), dense[rows])
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def window(self, offset: int, n: int) -> np.ndarray:
+        """The values of the rows ``offset`` to ``offset + n`` (-1 where none)."""
+        a, b = np.searchsorted(self.rows, (offset, offset + n))
+        out = np.full(n, -1, dtype=self.values.dtype)
+        out[self.rows[a:b] - offset] = self.values[a:b]
+        return out
 #: rows of computed columns made at once (:meth:`TableSteps._write_computed`)
 COMPUTED_BATCH = 1 << 18
 
@@ -30,9 +60,9 @@ class TableSteps:
         """The computed columns of the rows of each table ``_ev`` is made of (a Parquet file
         each: :meth:`_write_computed`) and the views over both that the store's rows come
         from: ``_evx`` (``trace_events``) and ``_flow_events`` (:meth:`_derived`).
-        ``arrays``: skip, dur, end_r, async_op, parent, depth, launch_r, op_r, bound (one entry
-        per row); self_ns, gpu_self, gpu_total (one per operator, in the order of
-        ``_op_rows``)."""
+        ``arrays``: skip, dur, end_r, async_op, parent, depth (one entry per row); launch_r,
+        op_r, bound (:class:`SomeRows`); self_ns, gpu_self, gpu_total (one per operator, in
+        the order of ``_op_rows``)."""
         con = self.con
         # the operators by row, their values with them
         by_row = np.argsort(self._op_rows)  # (no two alike)
@@ -42,7 +72,7 @@ class TableSteps:
         # a column no row has (no begin/end pairs, no flow bound to a slice) is NULL in the
         # SELECT, not a column of NULLs; without pairs, the rows skipped are those with a
         # problem (duplicates included), and no row is an asynchronous operator
-        if not (arrays["bound"] >= 0).any():
+        if not len(arrays["bound"]):
             arrays["bound"] = None
         if arrays["dur"] is None:
             arrays["skip"] = arrays["async_op"] = None
@@ -121,7 +151,7 @@ class TableSteps:
         def ev_of(key):  # event numbers as 32-bit integers where they fit (the INSERT widens them)
             if arrays[key] is None:
                 return None
-            rr = arrays[key][part]
+            rr = arrays[key].window(offset, n) if isinstance(arrays[key], SomeRows) else arrays[key][part]
             out = np.where(rr >= 0, self._event_no_of(np.clip(rr, 0, max(m - 1, 0))), 0)
             return numpy_array(out, mask=rr < 0)
 
