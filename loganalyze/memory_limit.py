@@ -99,3 +99,25 @@ def _as_shown(shown: str) -> str:
     if not m:
         return shown
     return f"{math.floor(setting_bytes(shown) + setting_bytes('0.05 ' + m.group(2)))}B"
+
+
+def give_back_free_heap() -> None:
+    """Return the C heap's free pages to the system (glibc's ``malloc_trim``; nothing
+    elsewhere).  glibc gives back only the free memory at the top of its heap by itself:
+    the span engine's large arrays, freed in another order than made, leave the middle of
+    the heap free but resident, beside what DuckDB's own allocator takes next
+    (docs/benchmarks.md, "Twenty-fourth session")."""
+    global _malloc_trim
+    if _malloc_trim is None:
+        _malloc_trim = False
+        try:
+            import ctypes
+
+            _malloc_trim = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            pass
+    if _malloc_trim:
+        _malloc_trim(0)
+
+
+_malloc_trim = None

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..grammars import trace_event as te
+from ..memory_limit import give_back_free_heap
 from .base import IngestContext, numpy_columns
 from .trace_load import event_parts, update_events
 from .trace_matching import PAIRED_PHASES, MatchingSteps, SpanStats, duplicate_candidates
@@ -107,6 +108,9 @@ class SpanEngine(MatchingSteps, NestingSteps, TableSteps):
                       op_r=SomeRows(g_r, g_r if op_g is None else op_g))
         del spans, skip, dur, end_r, async_op, parent, depth, self_ns, gpu_self, gpu_total
         del launch_g, op_g, g_r, bound
+        # the sweep's arrays are gone; the C heap's free middle goes back before DuckDB
+        # writes the computed columns with memory of its own
+        give_back_free_heap()
         self._insert(arrays)
         for name in ("event_no", "_gpu_r", "_gpu_dur", "_op_rows"):
             self.__dict__.pop(name, None)
