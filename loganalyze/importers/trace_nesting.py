@@ -28,7 +28,7 @@ class NestingSteps:
                FROM (SELECT pid, tid, bool_or(role = 'op' AND problem IS NULL) AS has_op FROM _ev
                      WHERE ph IN ('X', 'B', 'b', 'S') GROUP BY pid, tid)""")
         # (read in the types kept: no wider copy of the 2.5 M spans of a 500 MB trace)
-        rows = "INTEGER" if self.idx == np.int32 else "BIGINT"
+        rows = self._row_type_sql()
         d = numpy_columns(
             con, f"""SELECT CAST(e.r AS {rows}) AS r, CAST(t.code AS {rows}) AS thr, e.ts_ns,
                       coalesce(e.dur_ns, 0) AS dur_ns, e.ph = 'X' AS is_x, e.ph IN ('b', 'S') AS is_async,
@@ -76,17 +76,24 @@ class NestingSteps:
         spans["end"] = spans["ts"] + sd  # a span's duration is end - ts (exact, even past 2^63)
         return spans
 
+    def _row_type_sql(self) -> str:
+        """The SQL type of the row numbers (and thread codes) the engine reads: its index
+        type's, so that the arrays read are not a wider copy first."""
+        return "INTEGER" if self.idx == np.int32 else "BIGINT"
+
     def _bind_flows(self, spans) -> np.ndarray:
         """bound[r] = rowid of the slice each flow event binds to (-1: none)."""
         bound = np.full(self.m, -1, dtype=self.idx)
+        rows = self._row_type_sql()
         d = numpy_columns(
-            self.con, """SELECT e.r, coalesce(t.code, -1) AS thr, e.ts_ns, e.ph = 'f' AND e.bp IS DISTINCT FROM 'e' AS nxt
+            self.con, f"""SELECT CAST(e.r AS {rows}) AS r, CAST(coalesce(t.code, -1) AS {rows}) AS thr, e.ts_ns,
+                      e.ph = 'f' AND e.bp IS DISTINCT FROM 'e' AS nxt
                FROM _ev e LEFT JOIN _thr t ON e.pid IS NOT DISTINCT FROM t.pid AND e.tid IS NOT DISTINCT FROM t.tid
                WHERE e.ph IN ('s', 't', 'f') AND e.problem IS NULL""")
         if len(d["r"]) == 0:
             return bound
-        fr = np.asarray(d["r"], dtype=np.int64)
-        fthr = np.asarray(d["thr"], dtype=np.int64)
+        fr = np.asarray(d["r"], dtype=self.idx)
+        fthr = np.asarray(d["thr"], dtype=self.idx)
         fts = np.asarray(d["ts_ns"], dtype=np.int64)
         next_slice = np.asarray(d["nxt"], dtype=bool)
         sthr, sts, send, sr = spans["thr"], spans["ts"], spans["end"], spans["r"]
@@ -309,16 +316,23 @@ def span_order(thr: np.ndarray, ts: np.ndarray, dur: np.ndarray, r: np.ndarray) 
     shift = 62 - int(thr.max()).bit_length()
     if int(thr.min()) < 0 or int(ts.max()) - lo >= 1 << shift:
         return np.lexsort((r, -dur, ts, thr))
-    key = (thr.astype(np.int64) << shift) | (ts - lo)
+    # (thr << shift) | (ts - lo) with two arrays of the spans' size alive, not three
+    key = ts - lo
+    key |= np.left_shift(thr, shift, dtype=np.int64)
     order = np.argsort(key)
-    k = key[order]
-    tied = k[1:] == k[:-1]
+    key = key[order]
+    tied = key[1:] == key[:-1]
+    del key
     if tied.any():
         in_run = np.zeros(n, dtype=bool)
         in_run[1:] = tied
         in_run[:-1] |= tied
         at = np.flatnonzero(in_run)
-        run = np.cumsum(np.concatenate(([True], ~tied)))[at]  # which run each position is in
+        del in_run
+        # which run each of those positions is in: a run starts where the key changes
+        starts = np.ones(len(at), dtype=bool)
+        starts[1:] = ~tied[at[1:] - 1]
+        run = np.cumsum(starts)
         sub = order[at]
         order[at] = sub[np.lexsort((r[sub], -dur[sub], run))]
     return order
