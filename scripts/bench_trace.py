@@ -17,8 +17,8 @@ with three decimals, as Kineto does since PyTorch 2.2; ``--args ids`` keeps in e
 of 200 (3.4 M events in 500 MB), the memory per byte of input that a trace of short events
 needs; ``--args minimal`` keeps only ``correlation`` (none on operators, whose device work
 is then found through the launch calls): about 116 bytes an event (4.3 M in 500 MB), the
-density of the trace issue 10 describes (3.9 M events in 500 MB, whose ``json.load`` built
-about 490 bytes of objects an event; these build about 680, the others 1,000 and more).  Then, in ``--rounds`` alternating
+density of the trace issue 10 describes (3.9 M events in 500 MB; its ``json.load`` peaked at
+1.9 GB, about 490 bytes an event, against 815 here and 1,055 with ``--args ids``).  Then, in ``--rounds`` alternating
 rounds, each in its own process (wall time, user+sys CPU and peak RSS of that process from ``os.wait4``):
 
 (a) ``json.load`` of the file in the project's python (the anchor);
