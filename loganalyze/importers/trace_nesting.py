@@ -140,18 +140,18 @@ class NestingSteps:
 
     def _gpu_links(self, spans, bound):
         """The launch call and the operator (rows; -1: none) of each device event, one entry
-        per device event (not per row: a few of the rows), in the order of ``_gpu_r``; None
-        when there are none.  The device events' rows and durations are kept for the sweep
-        (``_gpu_r``, ``_gpu_dur``)."""
+        per device event (not per row: a few of the rows), in the order of ``_gpu_r``.  The
+        device events' rows and durations are kept for the sweep (``_gpu_r``,
+        ``_gpu_dur``)."""
         m = self.m
         role, sr = spans["role"], spans["r"]
         gpu = np.isin(role, (ROLE_CODES["kernel"], ROLE_CODES["memcpy"], ROLE_CODES["memset"]))
-        if not gpu.any():
-            return None, None
+        g_r = sr[gpu]
+        self._gpu_r, self._gpu_dur = g_r, spans["end"][gpu] - spans["ts"][gpu]
+        if not len(g_r):
+            return g_r.copy(), g_r.copy()
         launch_r = np.full(m, -1, dtype=self.idx)
         op_r = np.full(m, -1, dtype=self.idx)
-        g_r = sr[gpu]
-        g_dur = spans["end"][gpu] - spans["ts"][gpu]
         # 1. correlation id -> host launch call (the first in file order)
         corr = self._by_row("correlation")
         l_r = np.sort(sr[role == ROLE_CODES["launch"]])
@@ -170,7 +170,6 @@ class NestingSteps:
             found, rows = _first_with_id(o_r, ext[o_r], ext[missing])
             del ext
             op_r[missing[found]] = rows
-        self._gpu_r, self._gpu_dur = g_r, g_dur
         return launch_r[g_r], op_r[g_r]
 
     def _launches_by_flow(self, launch_r, missing, launches, bound) -> None:
@@ -244,14 +243,13 @@ class NestingSteps:
         self.stats.improper_nesting = _nest_threads(nesting, parent, depth, child, op_index)
         del nesting
         gpu_self = np.zeros(len(op_rows), dtype=np.int64)
-        if launch_g is not None:
-            # device events: their operator is the launch call's parent (unless External id
-            # found one); its device time is theirs
-            via_launch = launch_g >= 0
-            op_g[via_launch] = parent[launch_g[via_launch]]
-            del via_launch
-            has_op = op_g >= 0
-            np.add.at(gpu_self, op_index[op_g[has_op]], self._gpu_dur[has_op])
+        # device events: their operator is the launch call's parent (unless External id found
+        # one); its device time is theirs
+        via_launch = launch_g >= 0
+        op_g[via_launch] = parent[launch_g[via_launch]]
+        del via_launch
+        has_op = op_g >= 0
+        np.add.at(gpu_self, op_index[op_g[has_op]], self._gpu_dur[has_op])
         # inclusive device time: children into parents, deepest first
         op_parent = parent[op_rows]
         op_parent = np.where(op_parent >= 0, op_index[np.maximum(op_parent, 0)], -1)

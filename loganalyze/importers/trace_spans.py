@@ -101,13 +101,11 @@ class SpanEngine(MatchingSteps, NestingSteps, TableSteps):
         bound = SomeRows.of(bound)
         self.ws.release_memory()
         parent, depth, self_ns, gpu_self, gpu_total = self._sweep(spans, launch_g, op_g)
-        g_r = getattr(self, "_gpu_r", np.empty(0, dtype=self.idx))
         arrays = dict(skip=skip, dur=dur, end_r=end_r, async_op=async_op, parent=parent, depth=depth,
                       self_ns=self_ns, gpu_self=gpu_self, gpu_total=gpu_total, bound=bound,
-                      launch_r=SomeRows(g_r, g_r if launch_g is None else launch_g),
-                      op_r=SomeRows(g_r, g_r if op_g is None else op_g))
+                      launch_r=SomeRows(self._gpu_r, launch_g), op_r=SomeRows(self._gpu_r, op_g))
         del spans, skip, dur, end_r, async_op, parent, depth, self_ns, gpu_self, gpu_total
-        del launch_g, op_g, g_r, bound
+        del launch_g, op_g, bound
         # the sweep's arrays are gone; the C heap's free middle goes back before DuckDB
         # writes the computed columns with memory of its own
         give_back_free_heap()

@@ -48,6 +48,8 @@ class SomeRows:
         out = np.full(n, -1, dtype=self.values.dtype)
         out[self.rows[a:b] - offset] = self.values[a:b]
         return out
+
+
 #: rows of computed columns made at once (:meth:`TableSteps._write_computed`)
 COMPUTED_BATCH = 1 << 18
 
