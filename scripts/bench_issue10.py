@@ -8,7 +8,8 @@ side by side with its anchor, their reports printed together.
 1. ``bench_onednn.py``: mawk's per-kind sum, ``loganalyze ingest`` and ``loganalyze summary``
    on generated oneDNN logs of each size (rows 1, 2 and 5: time, peak RSS, growth per GiB);
 2. ``bench_trace.py``: ``json.load`` against ``loganalyze ingest`` on generated Kineto traces
-   (row 3: time and peak RSS against the file size);
+   (row 3: time and peak RSS against the file size), of the usual density and (``--args
+   minimal``, ``--dense-trace-sizes``) of the density of the issue's own trace;
 3. ``bench_nsys.py``: a plain sqlite3 ``GROUP BY`` per kernel against ingest + per-kernel
    summary on an nsys export (row 4);
 4. ``bench_startup.py``: ``python -c pass``, ``import duckdb``, ``--help`` and ``summary``.
@@ -44,6 +45,9 @@ def main() -> int:
     ap.add_argument("--onednn-sizes", default="1G,2G,4G")
     ap.add_argument("--trace-sizes", default="500,1000,2000", help="MB")
     ap.add_argument("--trace-layout", default="compact", choices=("compact", "pretty"))
+    ap.add_argument("--dense-trace-sizes", default="500",
+                    help="MB of traces of minimal events (bench_trace.py --args minimal: the density of the "
+                         "issue's trace); empty: none")
     ap.add_argument("--nsys-kernels", default="2000000")
     ap.add_argument("--repeat", type=int, default=1, help="rounds per benchmark (medians kept)")
     ap.add_argument("--wait-idle", type=float, default=60)
@@ -59,6 +63,10 @@ def main() -> int:
         ("Kineto trace JSON", ["bench_trace.py", "--sizes", args.trace_sizes, "--rounds", str(args.repeat),
                                "--layout", args.trace_layout,
                                "--workdir", str(work), *idle]),
+        *([("Kineto trace JSON, minimal events", ["bench_trace.py", "--sizes", args.dense_trace_sizes,
+                                                  "--args", "minimal", "--rounds", str(args.repeat),
+                                                  "--layout", args.trace_layout, "--workdir", str(work), *idle])]
+          if args.dense_trace_sizes else []),
         ("nsys export", ["bench_nsys.py", "--kernels", args.nsys_kernels, "--rounds", str(args.repeat),
                          "--dir", str(work)]),
         ("start-up", ["bench_startup.py", "--runs", "15", "--onednn-log",
@@ -66,7 +74,8 @@ def main() -> int:
     ]
     parts, failed = [], []
     for name, argv in children:
-        text, rc, seconds = run_child(name, argv, work / f"issue10-{argv[0].removesuffix('.py')}.md")
+        report = work / f"issue10-{argv[0].removesuffix('.py')}{'-minimal' if 'minimal' in argv else ''}.md"
+        text, rc, seconds = run_child(name, argv, report)
         parts.append(f"## {name}\n\n{text}\n_(this benchmark ran {seconds:.0f} s; exit status {rc})_\n")
         if rc != 0:
             failed.append(name)

@@ -372,6 +372,28 @@ def test_a_trace_without_begin_end_pairs_gives_the_rows_it_gives_with_one(tmp_pa
     assert sum(1 for row in rows[0] if row[-1] is not None) > 100
 
 
+def test_minimal_events_link_device_work_through_the_launch_calls(tmp_path):
+    """The benchmark's trace of minimal events (``--args minimal``: no External id, the
+    density of issue 10's trace): each device event gets its launch call by correlation and
+    its operator from the launch call's parent; the per-operator totals are the generator's."""
+    gen = _generator()
+    gen.LAYOUT, gen.ARGS = "compact", "minimal"
+    path = tmp_path / "minimal.json"
+    tally = gen.generate(path, 1)
+    assert b"External id" not in path.read_bytes()
+    with Store(":memory:") as store:
+        assert ingest_file(store, str(path)).status == "ingested"
+        con = store.con
+        ops = dict(con.execute("SELECT name, [count(*), sum(dur_ns) // 1000] FROM trace_events "
+                               "WHERE role = 'op' GROUP BY name").fetchall())
+        device, linked, same = con.execute(
+            """SELECT count(*), count(l.event_no), count(*) FILTER (WHERE d.op_event = l.parent)
+               FROM trace_events d LEFT JOIN trace_events l ON l.event_no = d.launch_event
+               WHERE d.role IN ('kernel', 'memcpy', 'memset')""").fetchall()[0]
+    assert {k: list(v) for k, v in json.loads(json.dumps(tally)).items()} == ops
+    assert device > 1000 and device == linked == same
+
+
 # ----------------------------------------------------------------- the event array in parts
 #: every table a trace file writes rows into, compared whole
 TRACE_TABLES = ("trace_events", "trace_counters", "trace_flows", "gpu_kernels", "gpu_memops", "gpu_api_calls",
