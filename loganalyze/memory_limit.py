@@ -1,5 +1,7 @@
 """Lowering DuckDB's memory limit for a while (never raising it): past the limit DuckDB
-spills its tables and operators to its temporary folder instead of growing."""
+spills its tables and operators to its temporary folder instead of growing.  Also the
+memory DuckDB keeps for its blocks, its cached blocks dropped, and the C heap's free pages
+given back (:func:`give_back_free_heap`)."""
 from __future__ import annotations
 
 import math

@@ -58,24 +58,24 @@ def main() -> int:
     work.mkdir(parents=True, exist_ok=True)
     idle = ["--wait-idle", str(args.wait_idle)]
     children = [
-        ("oneDNN verbose logs", ["bench_onednn.py", "--sizes", args.onednn_sizes, "--repeat", str(args.repeat),
-                                 "--workdir", str(work), *idle]),
-        ("Kineto trace JSON", ["bench_trace.py", "--sizes", args.trace_sizes, "--rounds", str(args.repeat),
-                               "--layout", args.trace_layout,
-                               "--workdir", str(work), *idle]),
-        *([("Kineto trace JSON, minimal events", ["bench_trace.py", "--sizes", args.dense_trace_sizes,
-                                                  "--args", "minimal", "--rounds", str(args.repeat),
-                                                  "--layout", args.trace_layout, "--workdir", str(work), *idle])]
+        ("oneDNN verbose logs", "onednn",
+         ["bench_onednn.py", "--sizes", args.onednn_sizes, "--repeat", str(args.repeat), "--workdir", str(work), *idle]),
+        ("Kineto trace JSON", "trace",
+         ["bench_trace.py", "--sizes", args.trace_sizes, "--rounds", str(args.repeat), "--layout", args.trace_layout,
+          "--workdir", str(work), *idle]),
+        *([("Kineto trace JSON, minimal events", "trace-minimal",
+            ["bench_trace.py", "--sizes", args.dense_trace_sizes, "--args", "minimal", "--rounds", str(args.repeat),
+             "--layout", args.trace_layout, "--workdir", str(work), *idle])]
           if args.dense_trace_sizes else []),
-        ("nsys export", ["bench_nsys.py", "--kernels", args.nsys_kernels, "--rounds", str(args.repeat),
-                         "--dir", str(work)]),
-        ("start-up", ["bench_startup.py", "--runs", "15", "--onednn-log",
-                      str(work / f"onednn_{args.onednn_sizes.split(',')[0]}_seed1.log")]),
+        ("nsys export", "nsys",
+         ["bench_nsys.py", "--kernels", args.nsys_kernels, "--rounds", str(args.repeat), "--dir", str(work)]),
+        ("start-up", "startup",
+         ["bench_startup.py", "--runs", "15", "--onednn-log",
+          str(work / f"onednn_{args.onednn_sizes.split(',')[0]}_seed1.log")]),
     ]
     parts, failed = [], []
-    for name, argv in children:
-        report = work / f"issue10-{argv[0].removesuffix('.py')}{'-minimal' if 'minimal' in argv else ''}.md"
-        text, rc, seconds = run_child(name, argv, report)
+    for name, stem, argv in children:
+        text, rc, seconds = run_child(name, argv, work / f"issue10-{stem}.md")
         parts.append(f"## {name}\n\n{text}\n_(this benchmark ran {seconds:.0f} s; exit status {rc})_\n")
         if rc != 0:
             failed.append(name)

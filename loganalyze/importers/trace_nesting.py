@@ -149,7 +149,7 @@ class NestingSteps:
         g_r = sr[gpu]
         self._gpu_r, self._gpu_dur = g_r, spans["end"][gpu] - spans["ts"][gpu]
         if not len(g_r):
-            return g_r.copy(), g_r.copy()
+            return np.empty(0, dtype=self.idx), np.empty(0, dtype=self.idx)
         launch_r = np.full(m, -1, dtype=self.idx)
         op_r = np.full(m, -1, dtype=self.idx)
         # 1. correlation id -> host launch call (the first in file order)
