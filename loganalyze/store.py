@@ -63,6 +63,8 @@ class Store:
             raise StoreError(f"{self.path}: not a database file")
         self.con = _connect(self.path, read_only, wait, on_wait, engine_only)
         self.read_only = read_only
+        #: the last COMMIT left partly filled row groups unmerged (:meth:`transaction`)
+        self._unmerged = False
         if existed:
             self._check_ours()
         if not read_only:
@@ -81,6 +83,15 @@ class Store:
             raise StoreError(f"{self.path}: not a loganalyze database (a DuckDB file with other tables)")
 
     def close(self) -> None:
+        """Close the connection.  After a COMMIT that left partly filled row groups unmerged
+        (a large file's), DuckDB's checkpoint at close leaves them too: it would merge them
+        on one core, the very work the commit put off (0.38 s of a 500 MB trace's ingest,
+        docs/benchmarks.md, "Twenty-fifth session"); the next commit that merges does."""
+        if self._unmerged:
+            try:
+                self.con.execute("SET max_vacuum_tasks = 0")
+            except duckdb_engine().Error:  # (a connection already closed, or an interrupt)
+                pass
         self.con.close()
 
     def __enter__(self) -> "Store":
@@ -106,6 +117,7 @@ class Store:
             raise
         with row_group_merges(self.con, merge_row_groups):
             self.con.execute("COMMIT")
+        self._unmerged = not merge_row_groups
 
     def next_source_id(self) -> int:
         return self.con.execute("SELECT nextval('source_ids')").fetchone()[0]

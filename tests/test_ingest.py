@@ -601,6 +601,32 @@ def test_a_commit_without_merges_leaves_row_groups_and_restores_the_setting(tmp_
     assert _three_commits(tmp_path / "a.duckdb", False) == 3 > _three_commits(tmp_path / "b.duckdb", True)
 
 
+class _CloseSpy:
+    """A connection that notes DuckDB's vacuum setting as it is closed."""
+
+    def __init__(self, con):
+        self.con, self.vacuum_tasks_at_close = con, None
+
+    def execute(self, *args):
+        return self.con.execute(*args)
+
+    def close(self):
+        self.vacuum_tasks_at_close = self.con.execute("SELECT current_setting('max_vacuum_tasks')").fetchall()[0][0]
+        self.con.close()
+
+
+@pytest.mark.parametrize("merge, tasks", [(False, 0), (True, 100)])
+def test_the_checkpoint_at_close_merges_only_when_the_last_commit_did(tmp_path, merge, tasks):
+    """DuckDB checkpoints as a database closes, merging partly filled row groups: after a
+    COMMIT that put that off (a large file's), the close must not do it instead."""
+    st = Store(tmp_path / "a.duckdb")
+    with st.transaction(merge_row_groups=merge):
+        st.con.execute("CREATE TABLE t AS SELECT range AS a FROM range(1000)")
+    st.con = spy = _CloseSpy(st.con)
+    st.close()
+    assert spy.vacuum_tasks_at_close == tasks
+
+
 def _ingest_three(path, logs):
     from loganalyze import ingest
 
