@@ -9,6 +9,7 @@ Only typer is imported at start-up; each command imports what it needs.
 
 import os
 import sys
+import threading
 from contextlib import contextmanager
 from typing import Iterator, List, Optional, Tuple
 
@@ -112,6 +113,12 @@ def _show(result, fmt: str) -> None:
 
 
 # ============================================================================ ingest
+def _compile_cut_for(path: str) -> None:
+    from .importers.onednn_positions import compile_for
+
+    compile_for(path)
+
+
 @app.command()
 def ingest(
     paths: List[str] = typer.Argument(..., help="Files, globs or directories to ingest; - reads standard input"),
@@ -151,6 +158,8 @@ def ingest(
         # staged for DuckDB (its hash waits until the array is read), any other file hashed
         # in a child process
         stage_ahead(one) or hash_ahead(one)
+        # and (after that fork) a large oneDNN log's compiled cut loaded on a helper thread
+        threading.Thread(target=_compile_cut_for, args=(one,), name="loganalyze-compile", daemon=True).start()
     dataset = _dataset_target(to, db)
     # the database opens on a helper thread too (DuckDB lets go of the GIL while it opens
     # the file and checks the schema: 40-75 ms) while this one imports what ingests need

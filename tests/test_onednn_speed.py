@@ -264,6 +264,24 @@ def test_small_batches_store_what_one_batch_stores(tmp_path, monkeypatch):
     assert small == whole and len(whole[0]) > 60 and None not in {row[1] for row in whole[0]}
 
 
+@pytest.mark.parametrize("content, size, loads", [
+    ("".join(HOSTILE), 1, True),                                         # verbose lines, large enough
+    ("".join(HOSTILE), 1 << 40, False),                                  # too small to need the kernel
+    ("epoch 1 loss 0.5\n" * 50, 1, False),                               # no verbose line at its start
+    ("some app output\n" + "".join(HOSTILE), 1, True),                   # a verbose line after others
+])
+def test_the_compiled_cut_is_loaded_ahead_for_large_verbose_logs_only(tmp_path, monkeypatch, content, size, loads):
+    """What the CLI asks for before its imports (:func:`onednn_positions.compile_for`)."""
+    calls = []
+    monkeypatch.setattr(onednn_positions, "compiled", lambda: calls.append(1))
+    monkeypatch.setattr(onednn_positions, "COMPILE_AHEAD_MIN_BYTES", size)
+    log = tmp_path / "v.log"
+    log.write_text(content, encoding="utf-8")
+    onednn_positions.compile_for(str(log))
+    onednn_positions.compile_for(str(tmp_path / "missing.log"))  # (nothing, no error)
+    assert calls == ([1] if loads else [])
+
+
 # --------------------------------------------------------------------------- memory
 def _limit(con) -> float:
     return setting_bytes(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
