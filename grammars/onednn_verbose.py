@@ -54,6 +54,13 @@ def starts_with_marker(line: bytes | str, comma: bool = False) -> bool:
     return line.startswith(prefixes)
 
 
+def head_has_verbose_line(head: bytes) -> bool:
+    """Whether the first bytes of a file hold a verbose line (a marker and a comma at a
+    line's start; the last, maybe cut, line counts only when it is the only one)."""
+    return any(starts_with_marker(line, comma=True)
+               for line in (head.split(b"\n")[:-1] if b"\n" in head else [head]))
+
+
 _MARKER_COMMA = tuple(m + "," for m in MARKERS)
 _MARKER_BYTES = tuple(m.encode() for m in MARKERS)
 _MARKER_BYTES_COMMA = tuple(m.encode() for m in _MARKER_COMMA)

@@ -95,10 +95,7 @@ class OneDNNVerboseImporter:
         self.bad_reason: dict[int, str] = {}
 
     def sniff(self, head: bytes, name: str) -> int:
-        for line in head.split(b"\n")[:-1] if b"\n" in head else [head]:
-            if g.starts_with_marker(line, comma=True):
-                return 90
-        return 0
+        return 90 if g.head_has_verbose_line(head) else 0
 
     def ingest(self, ctx: IngestContext) -> None:
         import polars as pl

@@ -125,9 +125,9 @@ def compiled():
 
 
 #: plain files of at least this size are worth loading the compiled kernel for ahead
-#: (:func:`compile_ahead`): past INTERPRETED_LINES lines of some 150-400 bytes
+#: (:func:`compile_for`): past INTERPRETED_LINES lines of some 150-400 bytes
 COMPILE_AHEAD_MIN_BYTES = 16 << 20
-#: the first bytes of a file :func:`compile_ahead` looks at for a verbose line
+#: the first bytes of a file :func:`compile_for` looks at for a verbose line
 _HEAD_BYTES = 1 << 16
 
 
@@ -144,8 +144,7 @@ def compile_for(path: str) -> None:
             return
         with open(path, "rb") as f:
             head = f.read(_HEAD_BYTES)
-        lines = head.split(b"\n")[:-1] or [head]
-        if any(line.startswith(m + b",") for line in lines for m in MARKERS):
+        if g.head_has_verbose_line(head):
             compiled()
     except Exception:  # noqa: BLE001 - see above
         pass
