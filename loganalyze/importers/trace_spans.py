@@ -103,7 +103,7 @@ class SpanEngine(MatchingSteps, NestingSteps, TableSteps):
         parent, depth, self_ns, gpu_self, gpu_total = self._sweep(spans, launch_g, op_g)
         arrays = dict(skip=skip, dur=dur, end_r=end_r, async_op=async_op, parent=parent, depth=depth,
                       self_ns=self_ns, gpu_self=gpu_self, gpu_total=gpu_total, bound=bound,
-                      launch_r=SomeRows(self._gpu_r, launch_g), op_r=SomeRows(self._gpu_r, op_g))
+                      launch_r=SomeRows.of_pairs(self._gpu_r, launch_g), op_r=SomeRows.of_pairs(self._gpu_r, op_g))
         del spans, skip, dur, end_r, async_op, parent, depth, self_ns, gpu_self, gpu_total
         del launch_g, op_g, bound
         # the sweep's arrays are gone; the C heap's free middle goes back before DuckDB

@@ -28,10 +28,16 @@ class SomeRows:
     "Twenty-fourth session")."""
 
     def __init__(self, rows: np.ndarray, values: np.ndarray):
+        """``rows`` ascending, each with its value (>= 0)."""
+        self.rows, self.values = rows, values
+
+    @classmethod
+    def of_pairs(cls, rows: np.ndarray, values: np.ndarray) -> "SomeRows":
+        """From rows in any order and their values (-1: none)."""
         has = values >= 0
         rows, values = rows[has], values[has]
         order = np.argsort(rows, kind="stable")
-        self.rows, self.values = rows[order], values[order]
+        return cls(rows[order], values[order])
 
     @classmethod
     def of(cls, dense: np.ndarray) -> "SomeRows":
