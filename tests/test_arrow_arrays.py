@@ -106,3 +106,17 @@ def test_arrow_array_falls_back_to_pa_array_and_its_error():
     assert aa.arrow_array([1.0, 2], pa.int64()).to_pylist() == [1, 2]  # a float pa.array takes
     with pytest.raises(pa.ArrowTypeError):
         aa.arrow_array(["a", 1], pa.string())
+
+
+def test_numbers_of_reads_every_chunk_and_slice_without_pandas():
+    import subprocess
+    import sys
+
+    column = pa.chunked_array([pa.array(np.arange(10, dtype=np.int64)).slice(3, 4), pa.array([7, 8], pa.int64())])
+    assert aa.numbers_of(column).tolist() == [3, 4, 5, 6, 7, 8]
+    assert aa.numbers_of(pa.chunked_array([], pa.uint64())).dtype == np.uint64
+    with pytest.raises(ValueError):
+        aa.numbers_of(pa.chunked_array([pa.array([1, None], pa.int64())]))
+    code = ("import sys, numpy as np, pyarrow as pa; from loganalyze.importers.arrow_arrays import numbers_of, "
+            "numpy_array; numbers_of(pa.chunked_array([numpy_array(np.arange(3))])); print('pandas' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"

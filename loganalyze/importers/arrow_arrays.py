@@ -51,6 +51,17 @@ def numpy_array(values: np.ndarray, arrow_type: pa.DataType | None = None,
     return out if arrow_type is None or arrow_type == own else out.cast(arrow_type)
 
 
+def numbers_of(column: pa.ChunkedArray) -> np.ndarray:
+    """The values of ``column`` (fixed-width numbers, no nulls) as one numpy array, read
+    from its buffers: pyarrow's own ``to_numpy`` imports pandas (a third of a second) in a
+    process that has not loaded it."""
+    if column.null_count:
+        raise ValueError("numbers_of takes a column without nulls")
+    dtype = _NUMPY_DTYPES[column.type]
+    parts = [np.frombuffer(c.buffers()[1], dtype=dtype)[c.offset:c.offset + len(c)] for c in column.chunks]
+    return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros(0, dtype)
+
+
 #: the longest list :func:`arrow_array` builds with numpy: its Python loops cost ~0.13 us a
 #: value more than ``pa.array`` (100 k strings and 100 k integers: 32 against 6 ms), so a
 #: long list is worth the one import of pandas

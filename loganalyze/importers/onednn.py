@@ -34,6 +34,7 @@ from ..inputs import InputError
 from ..lines import LineStats, iter_line_batches, prefetch
 from ..store import temporary_setting, threads_at_most
 from .base import IngestContext, RowBuffer
+from .onednn_segments import insert_segments
 
 if TYPE_CHECKING:
     import polars as pl
@@ -51,8 +52,6 @@ SHAPE_COLUMNS = [
     "engine", "kind", "impl", "prop_kind", "mds", "attrs", "aux", "problem", "alg", "dtype",
     "dims", "md_list", "info_kind", "detail", "timed",
 ]
-
-SEGMENT_COLUMNS = ["segment", "first_line", "last_line", "library_version", "isa", "runtime", "templates"]
 
 
 @dataclass
@@ -313,47 +312,6 @@ class OneDNNVerboseImporter:
     # ------------------------------------------------------------------ source description
     def _describe_source(self, ctx: IngestContext) -> None:
         con, sid = ctx.con, ctx.source_id
-        info = con.execute(
-            """SELECT e.line_no, s.info_kind, s.detail, coalesce(nullif(s.component, ''), 'primitive')
-               FROM onednn_events e JOIN onednn_shapes s USING (shape_id)
-               WHERE e.source_id = ? AND s.op_class = 'info' ORDER BY e.line_no""",
-            [sid],
-        ).fetchall()
-        segments: list[dict] = []
-        current = {"segment": 0, "first_line": 1, "library_version": None, "isa": None, "runtime": None, "templates": []}
-        for line_no, info_kind, detail, component in info:
-            if info_kind == "version":
-                if current["segment"] > 0 or current["first_line"] < line_no:
-                    current["last_line"] = line_no - 1
-                    segments.append(current)
-                current = {
-                    "segment": len(segments) + 1 if segments or current["first_line"] < line_no else 1,
-                    "first_line": line_no, "library_version": g.info_version(detail)[0],
-                    "isa": g.info_isa(detail), "runtime": None, "templates": [],
-                }
-            elif info_kind == "isa":
-                current["isa"] = g.info_isa(detail)
-            elif info_kind == "runtime" and detail.startswith("cpu,"):
-                current["runtime"] = detail[len("cpu,runtime:"):]
-            elif info_kind == "template":
-                current["templates"].append(f"{component}:{detail}")
-        current["last_line"] = ctx.source["lines_total"]
-        segments.append(current)
-        # renumber: 0 only for lines before the first header
-        if segments[0]["library_version"] is None and len(segments) > 1 and segments[0]["segment"] == 0:
-            pass
-        for i, seg in enumerate(segments):
-            seg["segment"] = i if segments[0]["library_version"] is None else i + 1
-        rows = RowBuffer(ctx, "onednn_segments", SEGMENT_COLUMNS)
-        rows.extend({c: seg[c] for c in SEGMENT_COLUMNS} for seg in segments)
-        rows.flush()
-        versions = [s["library_version"] for s in segments if s["library_version"]]
-        isas = [s["isa"] for s in segments if s["isa"]]
-        runtimes = [s["runtime"] for s in segments if s["runtime"]]
-        ctx.source["library_version"] = "; ".join(dict.fromkeys(versions)) or None
-        ctx.source["isa"] = "; ".join(dict.fromkeys(isas)) or None
-        ctx.source["runtime"] = "; ".join(dict.fromkeys(runtimes)) or None
-        ctx.source["segments"] = len([s for s in segments if s["library_version"]]) or 1
         # lines and timestamps per shape: one scan of the file's events for what follows
         con.execute(
             """CREATE OR REPLACE TEMP TABLE _onednn_per_shape AS
@@ -362,6 +320,7 @@ class OneDNNVerboseImporter:
             [sid],
         )
         try:
+            insert_segments(ctx, "_onednn_per_shape")
             ctx.source["dialect"] = self._dialect(con)
             kinds = con.execute(
                 """SELECT coalesce(sum(p.n) FILTER (WHERE s.op_class IN ('exec', 'create', 'create_nested')), 0)
