@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
@@ -181,6 +182,31 @@ def threads_at_most(con, n: int):
     restored: :func:`temporary_setting` when there are more."""
     current = int(con.execute("SELECT current_setting('threads')").fetchall()[0][0])
     return temporary_setting(con, "threads", int(n)) if current > n else nullcontext()
+
+
+class ThreadCursors:
+    """A cursor of ``con`` for each thread that asks (:meth:`get`), for queries that read
+    no table (``try_cast``, ``hash``): a thread runs them without waiting for ``con``
+    itself, busy on another thread (an insert), and outside its transaction.  Closed
+    together (:meth:`close`)."""
+
+    def __init__(self, con):
+        self._con, self._lock, self._local, self._all = con, threading.Lock(), threading.local(), []
+
+    def get(self):
+        cursor = getattr(self._local, "cursor", None)
+        if cursor is None:
+            with self._lock:
+                cursor = self._local.cursor = self._con.cursor()
+                self._all.append(cursor)
+        return cursor
+
+    def close(self) -> None:
+        with self._lock:
+            for cursor in self._all:
+                cursor.close()
+            self._all.clear()
+        self._local = threading.local()
 
 
 def finish_results(con) -> None:

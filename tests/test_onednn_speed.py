@@ -361,3 +361,40 @@ def test_shapes_written_when_their_buffer_fills_and_at_the_end(tmp_path, monkeyp
                               "WHERE onednn_shapes.shape_id IS NULL").fetchone()[0]
         shapes, distinct = con.execute("SELECT count(*), count(DISTINCT shape_id) FROM onednn_shapes").fetchone()
     assert orphans == 0 and shapes == distinct >= 40
+
+
+def test_the_cut_reads_times_and_hashes_on_cursors_of_its_own_thread(tmp_path):
+    """The cut workers read odd times and hash keys on a cursor each (store.ThreadCursors)
+    while the connection inserts in its transaction: the same answers as on the connection,
+    nothing of the transaction seen or changed, each thread its own cursor, all closed."""
+    import threading
+
+    from loganalyze.store import ThreadCursors
+
+    con = duckdb.connect(str(tmp_path / "c.duckdb"))
+    con.execute("CREATE TABLE t (x INTEGER)")
+    con.execute("BEGIN")
+    con.execute("INSERT INTO t VALUES (1)")
+    cursors = ThreadCursors(con)
+    sql = "SELECT hash('onednn_verbose,exec'), try_cast('nthr:2' AS DOUBLE), try_cast('1e3' AS DOUBLE), count(*) FROM t"
+    seen = {}
+
+    def ask(name):
+        cursor = cursors.get()
+        seen[name] = (id(cursor), cursor is cursors.get(), cursor.execute(sql).fetchall())
+
+    threads = [threading.Thread(target=ask, args=(n,)) for n in ("a", "b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    here = con.execute(sql).fetchall()
+    assert seen["a"][0] != seen["b"][0] and seen["a"][1] and seen["b"][1]
+    assert seen["a"][2] == seen["b"][2] == [(*here[0][:3], 0)] and here[0][3] == 1
+    mine = cursors.get()
+    cursors.close()
+    con.execute("COMMIT")
+    with pytest.raises(duckdb.ConnectionException):
+        mine.execute("SELECT 1")
+    assert cursors.get() is not mine  # a new one after close
+    cursors.close()

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from ..grammars import onednn_verbose as g
 from ..inputs import InputError
 from ..lines import LineStats, iter_line_batches, prefetch
-from ..store import temporary_setting, threads_at_most
+from ..store import ThreadCursors, temporary_setting, threads_at_most
 from .base import IngestContext, RowBuffer
 from .onednn_segments import insert_segments
 
@@ -57,12 +57,14 @@ SHAPE_COLUMNS = [
 @dataclass
 class _Cut:
     """A batch cut by :meth:`OneDNNVerboseImporter._cut_batch`: its events, their
-    ``onednn_events`` rows when nothing more is to be done (else None), and the size of the
-    known shapes the worker judged that by."""
+    ``onednn_events`` rows when nothing more is to be done (else None), the size of the
+    known shapes the worker judged that by, and the keys it did not know (``key_hash``,
+    ``key``, ``shape_id``), if any."""
 
     events: pl.DataFrame
     rows: pa.Table | None
     statuses: int
+    found: pl.DataFrame | None = None
 
 
 def _of_shapes(ids: pl.Series) -> pl.Expr:
@@ -112,6 +114,11 @@ class OneDNNVerboseImporter:
         # (a shape already stored, e.g. on a hash collision, is left as it is)
         self._shapes = RowBuffer(con, "onednn_shapes", SHAPE_COLUMNS,
                                  select="SELECT * FROM _arrow WHERE shape_id NOT IN (SELECT shape_id FROM onednn_shapes)")
+        #: DuckDB's try_cast and hash for the cut, on each thread's own cursor: the workers
+        #: read odd times and hash new keys, and this thread hashes whole lines, while a
+        #: batch's insert holds ``con`` (its settle had been a third of the main thread's
+        #: time on the batches that need them: docs/benchmarks.md, "Twenty-sixth session")
+        self._functions = ThreadCursors(con)
 
         stats = LineStats()
         batches = prefetch(iter_line_batches(ctx.file, stats, ctx.progress))
@@ -147,6 +154,7 @@ class OneDNNVerboseImporter:
                 # reported as "Exception ignored" with a traceback
                 workers.shutdown(wait=True, cancel_futures=True)
                 batches.close()
+                self._functions.close()
                 ctx.close()  # the last insert done before the thread count comes back
         ctx.flush_skipped()
         if stats.lines == 0:
@@ -175,16 +183,23 @@ class OneDNNVerboseImporter:
         self._statuses = (len(known), pl.Series(ok, dtype=pl.UInt64), pl.Series(rekey, dtype=pl.UInt64))
 
     def _cut_batch(self, lines) -> _Cut:
-        """A batch's lines cut (``onednn_cut.cut_batch``), with the shape ids of the keys this
-        file has shown so far (on a worker thread: what the main thread finds later fills
-        the rest, in :meth:`_ingest_cut`).  A batch that needs nothing more (the usual one:
-        plain times, every key known, no line that :meth:`_ingest_cut` would skip or key
+        """A batch's lines cut (``onednn_cut.cut_batch``), their odd times read
+        (``settle_times``), with the shape id of every key: those this file has shown so
+        far, DuckDB's hash of the others (on a worker thread: the main thread parses the
+        shapes new to it, in :meth:`_ingest_cut`).  A batch that needs nothing more (the
+        usual one: every key known, no line that :meth:`_ingest_cut` would skip or key
         again by the shapes known when it looked) comes with its ``onednn_events`` rows."""
+        import polars as pl
+
         from . import onednn_cut as cut
 
-        events = cut.with_events(cut.cut_batch(lines), self._ids)
+        events = cut.with_events(cut.settle_times(self._functions.get(), cut.cut_batch(lines)), self._ids)
         size, ok_ids, rekey_ids = self._statuses
-        if not events.height or events["odd"].any() or events["shape_id"].null_count():
+        if events["shape_id"].null_count():
+            found = cut.with_shape_ids(self._functions.get(),
+                                       cut.keys_of(events.filter(pl.col("shape_id").is_null())))
+            return _Cut(cut.with_events(events, found), None, size, found)
+        if not events.height:
             return _Cut(events, None, size)
         more = _untimed(ok_ids)
         if len(rekey_ids):
@@ -209,24 +224,18 @@ class OneDNNVerboseImporter:
             # on a helper thread, while this one takes the next batch
             ctx.insert_behind("onednn_events", done.rows, cut.events_insert(ctx.source_id))
             return
-        cuts = done.events
-        if cuts["odd"].any():  # DuckDB reads the last fields that are not plain decimals
-            ctx.settle()
-        events = cut.settle_times(ctx.con, cuts)
+        events = done.events
         if not events.height:
             return
-        if events["shape_id"].null_count():
+        if done.found is not None:
             # keys the worker did not know: new to this file, or found since it looked
-            fresh = events.filter(pl.col("shape_id").is_null() & ~pl.col("key_hash").is_in(self._ids["key_hash"].implode()))
+            fresh = done.found.filter(~pl.col("key_hash").is_in(self._ids["key_hash"].implode()))
             if fresh.height:
-                ctx.settle()
-                found = cut.with_shape_ids(ctx.con, cut.keys_of(fresh))
-                self._ids = pl.concat([self._ids, found.select("key_hash", "shape_id")])
-                new = found.filter(~pl.col("shape_id").is_in(list(known)))
+                self._ids = pl.concat([self._ids, fresh.select("key_hash", "shape_id")])
+                new = fresh.filter(~pl.col("shape_id").is_in(list(known)))
                 if new.height:
                     self._parse_new_keys(ctx, new, known)
                     self._publish(known)
-            events = cut.with_events(events, self._ids)
         _, ok_ids, rekey_ids = self._statuses
         if events.select(_untimed(ok_ids).any()).item():
             events = self._skip_bad_times(ctx, events, ok_ids)
@@ -245,7 +254,7 @@ class OneDNNVerboseImporter:
                 shapes.append((h, shape))
             else:
                 known[h] = "rekey"
-        self._insert_shapes(shapes)
+        self._insert_shapes(ctx, shapes)
 
     @staticmethod
     def _skip_bad_times(ctx: IngestContext, events: pl.DataFrame, ok_ids: pl.Series) -> pl.DataFrame:
@@ -269,8 +278,7 @@ class OneDNNVerboseImporter:
         from . import onednn_cut as cut
 
         is_rekey = _of_shapes(rekey_ids)
-        ctx.settle()
-        whole = cut.whole_lines(ctx.con, events.filter(is_rekey))
+        whole = cut.whole_lines(self._functions.get(), events.filter(is_rekey))
         shapes = []
         for h2, text in whole.group_by("whole_id").agg(pl.col("whole").first()).sort("whole_id").iter_rows():
             if h2 in known:
@@ -282,7 +290,7 @@ class OneDNNVerboseImporter:
             else:
                 known[h2] = "bad"
                 self.bad_reason[h2] = shape.reason
-        self._insert_shapes(shapes)
+        self._insert_shapes(ctx, shapes)
         bad_ids = [h for h in whole["whole_id"].unique() if known[h] == "bad"]
         bad = whole.filter(pl.col("whole_id").is_in(bad_ids)).sort("line_no")
         for line_no, h2, text in bad.select("line_no", "whole_id", "whole").iter_rows():
@@ -298,13 +306,15 @@ class OneDNNVerboseImporter:
             .drop("whole_id")
         )
 
-    def _insert_shapes(self, shapes) -> None:
+    def _insert_shapes(self, ctx: IngestContext, shapes) -> None:
         """Rows of ``onednn_shapes`` for ``shapes`` ((id, parsed shape) pairs), kept in
         :attr:`_shapes` until it is full or the file's lines are all read (one insert for
         the usual few thousand shapes of a log, not one per batch that shows new ones:
         each builds some twenty Arrow columns on the main thread while the pipeline waits;
         their columns are built while the last batches are cut, and inserted after them).
-        The caller has settled the context: a full buffer writes through ``ctx.con``."""
+        A full buffer writes through ``ctx.con``: the insert in progress is waited for first."""
+        if self._shapes.count + len(shapes) >= self._shapes.limit:
+            ctx.settle()
         for h, s in shapes:
             row = {c: getattr(s, c) for c in SHAPE_COLUMNS[1:] if c not in ("dims", "timed")}
             self._shapes.add(**row, shape_id=h, dims=list(s.dims.items()), timed=s.tail_is_time)
