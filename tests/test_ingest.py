@@ -246,6 +246,25 @@ def test_file_without_header_is_one_segment(tmp_path, tmp_db, ingest_files, quer
     assert source_row(query)["library_version"] is None
 
 
+def test_many_lines_skipped_at_once_keep_their_text_as_one_skip_would(tmp_path, ingest_files, query):
+    """Lines the grammar rejects whole come in bulk in a log of many short runs: each is
+    stored with its number, its reason and its text cut as IngestContext.skip cuts it (line
+    end dropped, first 200 characters), and the warning names the first."""
+    long1 = "dnnl_verbose,exec,cpu,convolution,jit:avx2," + "\u00e9" * 300 + ","
+    long2 = "dnnl_verbose,exec,cpu," + "x" * 250 + "\u00fc,"
+    run = [HDR, REORDER + ",0.5", TRUNC, REORDER + ",0.25", long1, long2]
+    lines = run * 3000
+    path = tmp_path / "bulk.log"
+    path.write_bytes("".join(line + ("\r\n" if i % 2 else "\n") for i, line in enumerate(lines)).encode())
+    [res] = ingest_files([path])
+    bad = [(i, line) for i, line in enumerate(lines, 1) if line in (TRUNC, long1, long2)]
+    rows = skipped(query)
+    assert [(r[0], r[2]) for r in rows] == [(i, line.rstrip("\r\n")[:200]) for i, line in bad]
+    assert all(r[1] for r in rows) and len({r[1] for r in rows if r[2] == TRUNC}) == 1
+    assert source_row(query)["lines_skipped"] == len(bad) == 9000
+    assert any(f"9000 line(s) skipped (first: line {bad[0][0]}, " in w for w in res.warnings)
+
+
 # --------------------------------------------------------------------------- untimed, truncated, malformed
 def test_untimed_truncated_and_malformed_lines(tmp_path, tmp_db, ingest_files, query, consistent):
     lines = [

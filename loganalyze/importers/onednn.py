@@ -278,9 +278,10 @@ class OneDNNVerboseImporter:
         from . import onednn_cut as cut
 
         is_rekey = _of_shapes(rekey_ids)
-        whole = cut.whole_lines(self._functions.get(), events.filter(is_rekey))
+        texts = cut.whole_texts(self._functions.get(), events.filter(is_rekey))
         shapes = []
-        for h2, text in whole.group_by("whole_id").agg(pl.col("whole").first()).sort("whole_id").iter_rows():
+        for h2, text in (texts.unique("whole_id", keep="first", maintain_order=True).sort("whole_id")
+                         .select("whole_id", "whole").iter_rows()):
             if h2 in known:
                 continue
             shape = g.parse_shape(text, whole=True)
@@ -291,14 +292,18 @@ class OneDNNVerboseImporter:
                 known[h2] = "bad"
                 self.bad_reason[h2] = shape.reason
         self._insert_shapes(ctx, shapes)
-        bad_ids = [h for h in whole["whole_id"].unique() if known[h] == "bad"]
-        bad = whole.filter(pl.col("whole_id").is_in(bad_ids)).sort("line_no")
-        for line_no, h2, text in bad.select("line_no", "whole_id", "whole").iter_rows():
-            ctx.skip(line_no, self.bad_reason[h2], text)
-        kept = whole.filter(~pl.col("whole_id").is_in(bad_ids)).select("line_no", "whole_id")
+        # each line keyed whole gets its shape through its key and last field (no join)
+        events = events.with_columns(whole_id=pl.when(is_rekey).then(
+            cut.line_hash().replace_strict(texts["line_hash"], texts["whole_id"], default=None)))
+        bad_ids = pl.Series([h for h in texts["whole_id"].unique() if known[h] == "bad"], dtype=pl.UInt64)
+        is_bad = pl.col("whole_id").is_in(bad_ids.implode())
+        if len(bad_ids):
+            reasons = pl.Series([self.bad_reason[h] for h in bad_ids], dtype=pl.String)
+            ctx.skip_frame(events.filter(is_bad).select(
+                "line_no", reason=pl.col("whole_id").replace_strict(bad_ids, reasons),
+                text=cut.line_hash().replace_strict(texts["line_hash"], texts["whole"])))
         return (
-            events.join(kept, on="line_no", how="left", maintain_order="left")
-            .filter(~is_rekey | pl.col("whole_id").is_not_null())
+            events.filter(pl.col("whole_id").is_null() | ~is_bad)
             .with_columns(
                 shape_id=pl.coalesce("whole_id", "shape_id"),
                 time_ms=pl.when(pl.col("whole_id").is_null()).then("time_ms"),
