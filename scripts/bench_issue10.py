@@ -12,7 +12,10 @@ side by side with its anchor, their reports printed together.
    minimal``, ``--dense-trace-sizes``) of the density of the issue's own trace;
 3. ``bench_nsys.py``: a plain sqlite3 ``GROUP BY`` per kernel against ingest + per-kernel
    summary on an nsys export (row 4);
-4. ``bench_startup.py``: ``python -c pass``, ``import duckdb``, ``--help`` and ``summary``.
+4. ``bench_startup.py``: ``python -c pass``, ``import duckdb``, ``--help`` and ``summary``;
+5. inputs of real shapes (``--dialect-size``, ``--real-trace-sizes``; empty for none):
+   ``bench_onednn_dialects.py`` (every corpus oneDNN dialect repeated to 1 GiB, against mawk)
+   and ``bench_trace_real.py`` (a real Kineto trace grown to 500 MB, against ``json.load``).
 
 Each child waits for an idle machine as it does alone and checks its answers against its
 anchor; a child that fails is reported and the others still run.  The inputs are generated
@@ -49,6 +52,10 @@ def main() -> int:
                     help="MB of traces of minimal events (bench_trace.py --args minimal: the density of the "
                          "issue's trace); empty: none")
     ap.add_argument("--nsys-kernels", default="2000000")
+    ap.add_argument("--dialect-size", default="1G",
+                    help="size each corpus oneDNN log is repeated to (bench_onednn_dialects.py); empty: none")
+    ap.add_argument("--real-trace-sizes", default="500",
+                    help="MB a real Kineto trace is grown to (bench_trace_real.py); empty: none")
     ap.add_argument("--repeat", type=int, default=1, help="rounds per benchmark (medians kept)")
     ap.add_argument("--wait-idle", type=float, default=60)
     ap.add_argument("--workdir", default=str(REPO / "bench-data"))
@@ -69,6 +76,12 @@ def main() -> int:
           if args.dense_trace_sizes else []),
         ("nsys export", "nsys",
          ["bench_nsys.py", "--kernels", args.nsys_kernels, "--rounds", str(args.repeat), "--dir", str(work)]),
+        *([("oneDNN verbose logs of every corpus dialect", "onednn-dialects",
+            ["bench_onednn_dialects.py", "--size", args.dialect_size, "--repeat", str(args.repeat), *idle])]
+          if args.dialect_size else []),
+        *([("a real Kineto trace, grown", "trace-real",
+            ["bench_trace_real.py", "--sizes", args.real_trace_sizes, "--rounds", str(args.repeat), *idle])]
+          if args.real_trace_sizes else []),
         ("start-up", "startup",
          ["bench_startup.py", "--runs", "15", "--onednn-log",
           str(work / f"onednn_{args.onednn_sizes.split(',')[0]}_seed1.log")]),
