@@ -41,9 +41,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 import bench_onednn as bo  # noqa: E402
+from corpus_answers import CORPUS, expected_for  # noqa: E402
 from gen_onednn_log import parse_size  # noqa: E402
 
-CORPUS = REPO.parent / "shared" / "corpus"
 #: per-kind exec count and time sum, for any dialect: the op field is among $2..$6, the kind
 #: follows it (after the engine field where there is one)
 AWK_PROGRAM = (
@@ -69,22 +69,6 @@ def repeated(source: Path, workdir: Path, size: int) -> tuple[Path, int]:
                 f.write(block)
             f.write(block[:rest])
     return out, copies
-
-
-def expected_for(source: Path) -> dict | None:
-    """The corpus's independent answers for ``source`` (None when it has none, or when the
-    file is not the one they were computed from)."""
-    index_path = CORPUS / "expected" / "index.json"
-    if not index_path.exists():
-        return None
-    entry = json.loads(index_path.read_text()).get(source.name)
-    if entry is None or source.stat().st_size != entry["bytes"]:
-        return None
-    import hashlib
-
-    if hashlib.sha256(source.read_bytes()).hexdigest() != entry["sha256"]:
-        return None
-    return json.loads((CORPUS / "expected" / entry["expected"]).read_text())
 
 
 def check(expected: dict | None, copies: int, rows: list[dict], ingest_out: str) -> list[str]:

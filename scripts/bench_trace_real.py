@@ -34,8 +34,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 import bench_trace as bt  # noqa: E402
+from corpus_answers import CORPUS, expected_for  # noqa: E402
 
-CORPUS = REPO.parent / "shared" / "corpus"
 DEFAULT_TRACE = CORPUS / "trace_json" / "hta_critical_path__simple_add__benchmark_result_493459_1694039959_trace.json.gz"
 #: the args that number things within a trace (moved past each copy's own)
 ID_ARGS = ("correlation", "External id", "Ev Idx")
@@ -51,9 +51,9 @@ def _text(event: dict) -> str:
     return "  " + json.dumps(event, indent=4).replace("\n", "\n  ")
 
 
-def grown(source: Path, size_mb: int, workdir: Path) -> tuple[Path, int]:
+def grown(source: Path, size_mb: int, workdir: Path) -> tuple[Path, int, int]:
     """``source``'s events written again and again into a trace of about ``size_mb`` MB;
-    the trace and the number of copies."""
+    the trace, the number of copies and the number of events."""
     top = _read(source)
     events = top.pop("traceEvents")
     meta = [e for e in events if e.get("ph") == "M"]
@@ -64,8 +64,9 @@ def grown(source: Path, size_mb: int, workdir: Path) -> tuple[Path, int]:
                    + [e["args"][k] for e in body for k in ID_ARGS if isinstance(e.get("args", {}).get(k), int)])
     copies = max(1, round(size_mb * 1e6 / sum(len(_text(e)) + 2 for e in body)))
     out = workdir / f"{source.name.split('.json')[0]}.x{copies}.json"
+    events = len(meta) + copies * len(body)
     if out.exists():
-        return out, copies
+        return out, copies, events
     tmp = out.with_suffix(".partial")
     with open(tmp, "w") as f:
         f.write("{\n" + "".join(f'  "{k}": {json.dumps(v)},\n' for k, v in top.items()) + '  "traceEvents": [\n')
@@ -81,15 +82,7 @@ def grown(source: Path, size_mb: int, workdir: Path) -> tuple[Path, int]:
                 f.write(",\n" + _text(e) if meta or k or e is not body[0] else _text(e))
         f.write("\n  ]\n}\n")
     tmp.rename(out)
-    return out, copies
-
-
-def expected_for(source: Path) -> dict | None:
-    index = CORPUS / "expected" / "index.json"
-    if not index.exists():
-        return None
-    entry = json.loads(index.read_text()).get(source.name)
-    return json.loads((CORPUS / "expected" / entry["expected"]).read_text()) if entry else None
+    return out, copies, events
 
 
 def check(expected: dict | None, copies: int, db: Path) -> list[str]:
@@ -140,7 +133,7 @@ def main() -> int:
              "| (b)/(a) | (b) RSS / file | answers agree |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     failed = False
     for size_mb in (int(s) for s in args.sizes.split(",")):
-        trace, copies = grown(source, size_mb, work)
+        trace, copies, events = grown(source, size_mb, work)
         size = trace.stat().st_size
         db = work / "bench_real.duckdb"
         best: dict[str, bt.Result] = {}
@@ -155,8 +148,6 @@ def main() -> int:
         failed |= bool(problems)
         for p in problems:
             print(f"  MISMATCH {p}", flush=True)
-        events = copies * sum(1 for e in _read(source)["traceEvents"] if e.get("ph") != "M") + sum(
-            1 for e in _read(source)["traceEvents"] if e.get("ph") == "M")
         a, b = best["json.load"], best["ingest"]
         lines.append(f"| {size / 1e6:.0f} | {copies:,} | {events:,} | {a.seconds:.2f} | {a.rss_mb:.0f} | {b.seconds:.2f} "
                      f"| {b.cpu:.2f} | {b.rss_mb:.0f} | **{b.seconds / a.seconds:.2f}** | {b.rss_mb * 2**20 / size:.2f} "

@@ -25,19 +25,6 @@ from .gpu_common import lookup_tables
 #: the parts an info line plays in its segment
 VERSION, ISA, RUNTIME, TEMPLATE = range(4)
 
-#: the versions, ISAs and runtimes of file ``$sid``'s segments (each once, in the order
-#: they first come; empty ones left out), and how many segments have a version
-SUMMARY_SQL = """
-WITH seg AS (
-    SELECT segment, nullif(library_version, '') AS v, nullif(isa, '') AS i, nullif(runtime, '') AS r
-    FROM onednn_segments WHERE source_id = $sid
-)
-SELECT (SELECT coalesce(list(v ORDER BY s), []) FROM (SELECT v, min(segment) AS s FROM seg WHERE v IS NOT NULL GROUP BY v)),
-       (SELECT coalesce(list(i ORDER BY s), []) FROM (SELECT i, min(segment) AS s FROM seg WHERE i IS NOT NULL GROUP BY i)),
-       (SELECT coalesce(list(r ORDER BY s), []) FROM (SELECT r, min(segment) AS s FROM seg WHERE r IS NOT NULL GROUP BY r)),
-       (SELECT count(v) FROM seg)
-"""
-
 
 def insert_segments(ctx: IngestContext, shapes: str) -> None:
     """The ``onednn_segments`` rows of the file being ingested, and the ``sources`` fields
@@ -55,17 +42,30 @@ def insert_segments(ctx: IngestContext, shapes: str) -> None:
         lines = arrow_table(con.sql(f"""SELECT e.line_no, e.shape_id FROM onednn_events e
                                         WHERE e.source_id = {int(sid)} AND e.shape_id IN (SELECT shape_id FROM _onednn_info)
                                         ORDER BY e.line_no"""))
-    rows = _segments(numbers_of(lines.column("line_no")),
-                     np.searchsorted(np.array(ids, dtype=np.uint64), numbers_of(lines.column("shape_id"))),
-                     np.array(parts, dtype=np.int8), arrow_array(texts, pa.string()), arrow_array(isas, pa.string()),
-                     int(ctx.source["lines_total"]))
+    rows, picks = _segments(numbers_of(lines.column("line_no")),
+                            np.searchsorted(np.array(ids, dtype=np.uint64), numbers_of(lines.column("shape_id"))),
+                            np.array(parts, dtype=np.int8), arrow_array(texts, pa.string()),
+                            arrow_array(isas, pa.string()), int(ctx.source["lines_total"]))
     rows = rows.append_column("source_id", numpy_array(np.full(rows.num_rows, sid, dtype=np.int32)))
     insert_arrow(con, "onednn_segments", rows)
-    versions, isas_seen, runtimes, named = con.execute(SUMMARY_SQL, {"sid": sid}).fetchone()
-    ctx.source["library_version"] = "; ".join(versions) or None
-    ctx.source["isa"] = "; ".join(isas_seen) or None
-    ctx.source["runtime"] = "; ".join(runtimes) or None
-    ctx.source["segments"] = named or 1
+    # what sources says of them: each non-empty version, ISA and runtime once, in the order
+    # they first come, and how many segments have a version
+    ctx.source["library_version"] = "; ".join(_seen(texts, picks["library_version"])) or None
+    ctx.source["isa"] = "; ".join(_seen(isas, picks["isa"])) or None
+    ctx.source["runtime"] = "; ".join(_seen(texts, picks["runtime"])) or None
+    versions = picks["library_version"]
+    named = np.array([bool(t) for t in texts], dtype=bool)[versions[versions >= 0]]
+    ctx.source["segments"] = int(np.count_nonzero(named)) or 1
+
+
+def _seen(texts: list, index: np.ndarray) -> list[str]:
+    """The non-empty ``texts`` that ``index`` (per segment; -1: none) picks, each once, in
+    the order they first come."""
+    first = np.full(len(texts), len(index), dtype=np.int64)
+    where = np.flatnonzero(index >= 0)
+    np.minimum.at(first, index[where], where)  # (numpy's set functions would load numpy.ma)
+    return list(dict.fromkeys(texts[k] for k in np.argsort(first, kind="stable")
+                              if first[k] < len(index) and texts[k]))
 
 
 def _info_parts(shapes: list[tuple]) -> tuple[list, list, list, list]:
@@ -93,10 +93,11 @@ def _info_parts(shapes: list[tuple]) -> tuple[list, list, list, list]:
 
 
 def _segments(line_no: np.ndarray, shape: np.ndarray, parts: np.ndarray, texts: pa.Array, isas: pa.Array,
-              lines_total: int) -> pa.Table:
+              lines_total: int) -> tuple[pa.Table, dict[str, np.ndarray]]:
     """The segments of a file of ``lines_total`` lines whose info lines are ``line_no``
     (ascending), each of the shape ``shape`` (an index into ``parts``, ``texts`` and
-    ``isas``, from :func:`_info_parts`)."""
+    ``isas``, from :func:`_info_parts`), and the shape each segment's version, ISA and
+    runtime come from (-1: none)."""
     part = parts[shape]
     is_version = part == VERSION
     segment_of = np.cumsum(is_version)  # the segment of each info line (0 before the first version)
@@ -115,19 +116,22 @@ def _segments(line_no: np.ndarray, shape: np.ndarray, parts: np.ndarray, texts: 
             out[segment_of[ends]] = shape[ends]
         return out[segments]
 
+    picks = {"library_version": last_shape(np.flatnonzero(is_version)),
+             "isa": last_shape(np.flatnonzero(is_version | (part == ISA))),
+             "runtime": last_shape(np.flatnonzero(part == RUNTIME))}
     templates = np.flatnonzero(part == TEMPLATE)
     offsets = np.append(np.searchsorted(segment_of[templates], segments, side="left"), len(templates))
     return pa.table({
         "segment": numpy_array(segments.astype(np.int32)),
         "first_line": numpy_array(first.astype(np.int64)),
         "last_line": numpy_array(last.astype(np.int64)),
-        "library_version": _picked(texts, last_shape(np.flatnonzero(is_version))),
-        "isa": _picked(isas, last_shape(np.flatnonzero(is_version | (part == ISA)))),
-        "runtime": _picked(texts, last_shape(np.flatnonzero(part == RUNTIME))),
+        "library_version": _picked(texts, picks["library_version"]),
+        "isa": _picked(isas, picks["isa"]),
+        "runtime": _picked(texts, picks["runtime"]),
         "templates": pa.Array.from_buffers(pa.list_(pa.dictionary(pa.int32(), pa.string())), len(segments),
                                            [None, pa.py_buffer(offsets.astype(np.int32))],
                                            children=[_picked(texts, shape[templates].astype(np.int32))]),
-    })
+    }), picks
 
 
 def _picked(texts: pa.Array, index: np.ndarray) -> pa.Array:
