@@ -266,16 +266,18 @@ class RowBuffer:
     :func:`insert_arrow`; the column types are the table's own (:func:`arrow_types`).
 
     Given an :class:`IngestContext`, ``source_id`` is filled from it when the table has
-    that column and ``columns`` does not name it.  ``select`` is passed to
+    that column and ``columns`` does not name it, and each insert first waits for the
+    context's :meth:`~IngestContext.insert_behind` in progress (both use its connection).
+    ``select`` is passed to
     :func:`insert_arrow` (a SELECT over ``_arrow``).  Columns are built by :func:`arrow_array`.
     """
 
     def __init__(self, ctx_or_con: IngestContext | duckdb.DuckDBPyConnection, table: str,
                  columns: Iterable[str], limit: int = ROW_BUFFER_ROWS, select: str | None = None):
         if isinstance(ctx_or_con, IngestContext):
-            self.con, self.source_id = ctx_or_con.con, ctx_or_con.source_id
+            self.ctx, self.con, self.source_id = ctx_or_con, ctx_or_con.con, ctx_or_con.source_id
         else:
-            self.con, self.source_id = ctx_or_con, None
+            self.ctx, self.con, self.source_id = None, ctx_or_con, None
         self.table, self.limit, self.select = table, limit, select
         types = arrow_types(self.con, table)
         self.columns = list(columns)
@@ -323,6 +325,8 @@ class RowBuffer:
     def insert(self, rows: pa.Table | None) -> None:
         """Insert rows from :meth:`take` (nothing for None)."""
         if rows is not None:
+            if self.ctx is not None:
+                self.ctx.settle()
             insert_arrow(self.con, self.table, rows, self.select)
 
 

@@ -112,7 +112,7 @@ class OneDNNVerboseImporter:
         self._statuses = (-1, None, None)  # (a file before this one may have left its own)
         self._publish(known)
         # (a shape already stored, e.g. on a hash collision, is left as it is)
-        self._shapes = RowBuffer(con, "onednn_shapes", SHAPE_COLUMNS,
+        self._shapes = RowBuffer(ctx, "onednn_shapes", SHAPE_COLUMNS,
                                  select="SELECT * FROM _arrow WHERE shape_id NOT IN (SELECT shape_id FROM onednn_shapes)")
         #: DuckDB's try_cast and hash for the cut, on each thread's own cursor: the workers
         #: read odd times and hash new keys, and this thread hashes whole lines, while a
@@ -145,7 +145,6 @@ class OneDNNVerboseImporter:
                 shapes = self._shapes.take()
                 while cutting:
                     self._ingest_cut(ctx, cutting.popleft().result(), known)
-                ctx.settle()
                 self._shapes.insert(shapes)
                 self._shapes.flush()
             finally:
@@ -254,7 +253,7 @@ class OneDNNVerboseImporter:
                 shapes.append((h, shape))
             else:
                 known[h] = "rekey"
-        self._insert_shapes(ctx, shapes)
+        self._insert_shapes(shapes)
 
     @staticmethod
     def _skip_bad_times(ctx: IngestContext, events: pl.DataFrame, ok_ids: pl.Series) -> pl.DataFrame:
@@ -291,7 +290,7 @@ class OneDNNVerboseImporter:
             else:
                 known[h2] = "bad"
                 self.bad_reason[h2] = shape.reason
-        self._insert_shapes(ctx, shapes)
+        self._insert_shapes(shapes)
         # each line keyed whole gets its shape through its key and last field (no join)
         events = events.with_columns(whole_id=pl.when(is_rekey).then(
             cut.line_hash().replace_strict(texts["line_hash"], texts["whole_id"], default=None)))
@@ -311,15 +310,12 @@ class OneDNNVerboseImporter:
             .drop("whole_id")
         )
 
-    def _insert_shapes(self, ctx: IngestContext, shapes) -> None:
+    def _insert_shapes(self, shapes) -> None:
         """Rows of ``onednn_shapes`` for ``shapes`` ((id, parsed shape) pairs), kept in
         :attr:`_shapes` until it is full or the file's lines are all read (one insert for
         the usual few thousand shapes of a log, not one per batch that shows new ones:
         each builds some twenty Arrow columns on the main thread while the pipeline waits;
-        their columns are built while the last batches are cut, and inserted after them).
-        A full buffer writes through ``ctx.con``: the insert in progress is waited for first."""
-        if self._shapes.count + len(shapes) >= self._shapes.limit:
-            ctx.settle()
+        their columns are built while the last batches are cut, and inserted after them)."""
         for h, s in shapes:
             row = {c: getattr(s, c) for c in SHAPE_COLUMNS[1:] if c not in ("dims", "timed")}
             self._shapes.add(**row, shape_id=h, dims=list(s.dims.items()), timed=s.tail_is_time)
