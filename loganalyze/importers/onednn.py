@@ -277,6 +277,8 @@ class OneDNNVerboseImporter:
         from . import onednn_cut as cut
 
         is_rekey = _of_shapes(rekey_ids)
+        # each line keyed whole gets its shape through its key and last field (no join)
+        events = events.with_columns(line_hash=pl.when(is_rekey).then(cut.line_hash()))
         texts = cut.whole_texts(self._functions.get(), events.filter(is_rekey))
         shapes = []
         for h2, text in (texts.unique("whole_id", keep="first", maintain_order=True).sort("whole_id")
@@ -291,23 +293,22 @@ class OneDNNVerboseImporter:
                 known[h2] = "bad"
                 self.bad_reason[h2] = shape.reason
         self._insert_shapes(shapes)
-        # each line keyed whole gets its shape through its key and last field (no join)
-        events = events.with_columns(whole_id=pl.when(is_rekey).then(
-            cut.line_hash().replace_strict(texts["line_hash"], texts["whole_id"], default=None)))
+        events = events.with_columns(
+            whole_id=pl.col("line_hash").replace_strict(texts["line_hash"], texts["whole_id"], default=None))
         bad_ids = pl.Series([h for h in texts["whole_id"].unique() if known[h] == "bad"], dtype=pl.UInt64)
         is_bad = pl.col("whole_id").is_in(bad_ids.implode())
         if len(bad_ids):
             reasons = pl.Series([self.bad_reason[h] for h in bad_ids], dtype=pl.String)
             ctx.skip_frame(events.filter(is_bad).select(
                 "line_no", reason=pl.col("whole_id").replace_strict(bad_ids, reasons),
-                text=cut.line_hash().replace_strict(texts["line_hash"], texts["whole"])))
+                text=pl.col("line_hash").replace_strict(texts["line_hash"], texts["whole"])))
         return (
             events.filter(pl.col("whole_id").is_null() | ~is_bad)
             .with_columns(
                 shape_id=pl.coalesce("whole_id", "shape_id"),
                 time_ms=pl.when(pl.col("whole_id").is_null()).then("time_ms"),
             )
-            .drop("whole_id")
+            .drop("whole_id", "line_hash")
         )
 
     def _insert_shapes(self, shapes) -> None:

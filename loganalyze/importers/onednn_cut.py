@@ -193,16 +193,16 @@ def line_hash() -> pl.Expr:
 
 
 def whole_texts(con: duckdb.DuckDBPyConnection, rows: pl.DataFrame) -> pl.DataFrame:
-    """For cut lines keyed on their whole text (their last field is not a time), one row
-    per distinct key and last field, in the order they first come: ``line_hash``
-    (:func:`line_hash`), ``whole`` (the line without its timestamp) and ``whole_id``.
+    """For cut lines keyed on their whole text (their last field is not a time), with
+    their ``line_hash`` (:func:`line_hash`), one row per distinct key and last field, in the
+    order they first come: ``line_hash``, ``whole`` (the line without its timestamp) and
+    ``whole_id``.
     Whole-line shapes hash in their own namespace (``hash(whole, 'whole')``): the whole
     text of one line can equal the cut key of another (``X,Y`` whole vs ``X,Y,<time>``
     cut).  Made once per distinct line, not per line: a log of many short runs repeats a
     few header lines (the dnnl v1.3 corpus log repeated to 1 GiB: 6.5 M such lines)."""
     texts = (
         rows.lazy()
-        .with_columns(line_hash=line_hash())
         .unique("line_hash", keep="first", maintain_order=True)
         .select("line_hash", pl.when(pl.col("tail").is_null()).then(key_text())
                 .otherwise(pl.concat_str(key_text(), pl.lit(","), tail_text())).alias("whole"),
