@@ -15,8 +15,9 @@ How a file goes in (see docs/benchmarks.md for what each step costs):
 3. Keys never seen before are read once by the pyparsing grammar
    (``loganalyze.grammars.onednn_verbose.parse_shape``) into a row of ``onednn_shapes``
    (written at the end).  When the grammar says the tail is not a time (info lines,
-   diagnostics, untimed or truncated lines) those few lines are keyed again on the whole
-   line and parsed again.
+   diagnostics, untimed or truncated lines) those lines are keyed again on the whole line
+   and parsed again: on the main thread the first time the file shows a line, by the cut
+   worker when the file has shown it before with a good whole-line shape.
 4. Truncated and malformed lines go to ``skipped_lines`` with the grammar's reason; the
    other lines go into ``onednn_events`` as ``(line_no, shape_id, ts, time)``, a batch at a
    time on a helper thread (``IngestContext.insert_behind``) while the next is prepared,
@@ -82,6 +83,40 @@ def _untimed(ok_ids: pl.Series) -> pl.Expr:
     return pl.col("time_ms").is_null() & _of_shapes(ok_ids)
 
 
+def _with_whole_ids(events: pl.DataFrame, rekey_ids: pl.Series, wholes: pl.DataFrame) -> pl.DataFrame:
+    """``events`` with ``line_hash`` for the lines of the shapes ``rekey_ids`` (those keyed on
+    the whole line; null for the others) and ``whole_id``, their whole-line shape where
+    ``wholes`` (``line_hash`` -> ``whole_id``) has the line, else null."""
+    import polars as pl
+
+    from . import onednn_cut as cut
+
+    return events.with_columns(line_hash=pl.when(_of_shapes(rekey_ids)).then(cut.line_hash())).with_columns(
+        whole_id=pl.col("line_hash").replace_strict(wholes["line_hash"], wholes["whole_id"], default=None,
+                                                    return_dtype=pl.UInt64))
+
+
+def _whole_unknown() -> pl.Expr:
+    """The lines keyed whole (:func:`_with_whole_ids`) without a known whole-line shape."""
+    import polars as pl
+
+    return pl.col("line_hash").is_not_null() & pl.col("whole_id").is_null()
+
+
+def _keyed_whole(events: pl.DataFrame) -> pl.DataFrame:
+    """Lines keyed whole (:func:`_with_whole_ids`, every ``whole_id`` found) with their
+    whole-line shape's id and no time; the other lines as they are."""
+    import polars as pl
+
+    return (
+        events.with_columns(
+            shape_id=pl.coalesce("whole_id", "shape_id"),
+            time_ms=pl.when(pl.col("whole_id").is_null()).then("time_ms"),
+        )
+        .drop("whole_id", "line_hash")
+    )
+
+
 class OneDNNVerboseImporter:
     format = "onednn_verbose"
     #: DuckDB's memory limit while a log is stored into a database file, its COMMIT
@@ -109,7 +144,10 @@ class OneDNNVerboseImporter:
         known: dict[int, str] = {}
         for shape_id, timed in con.execute("SELECT shape_id, timed FROM onednn_shapes").fetchall():
             known[shape_id] = "ok" if timed else "whole"
-        self._statuses = (-1, None, None)  # (a file before this one may have left its own)
+        #: the lines keyed whole so far in this file whose whole-line shape is good: polars'
+        #: hash of key and last field (``onednn_cut.line_hash``) -> the shape's id
+        self._wholes = pl.DataFrame(schema={"line_hash": pl.UInt64, "whole_id": pl.UInt64})
+        self._statuses = (None, None, None, None)  # (a file before this one may have left its own)
         self._publish(known)
         # (a shape already stored, e.g. on a hash collision, is left as it is)
         self._shapes = RowBuffer(ctx, "onednn_shapes", SHAPE_COLUMNS,
@@ -171,41 +209,46 @@ class OneDNNVerboseImporter:
 
     def _publish(self, known: dict[int, str]) -> None:
         """What the cut workers read of ``known`` (:meth:`_cut_batch`), made again each time
-        it grows: its size, and the shape ids of the complete timed shapes and of those keyed
-        on the whole line."""
+        it or :attr:`_wholes` grows: its size, the shape ids of the complete timed shapes and
+        of those keyed on the whole line, and :attr:`_wholes`."""
         import polars as pl
 
-        if self._statuses[0] == len(known):
+        if self._statuses[0] == len(known) and self._statuses[3].height == self._wholes.height:
             return
         ok, rekey = ([h for h, s in known.items() if s == status] for status in ("ok", "rekey"))
-        # one tuple, replaced whole: a worker reads one size with its two lists
-        self._statuses = (len(known), pl.Series(ok, dtype=pl.UInt64), pl.Series(rekey, dtype=pl.UInt64))
+        # one tuple, replaced whole: a worker reads one size with its lists
+        self._statuses = (len(known), pl.Series(ok, dtype=pl.UInt64), pl.Series(rekey, dtype=pl.UInt64),
+                          self._wholes)
 
     def _cut_batch(self, lines) -> _Cut:
         """A batch's lines cut (``onednn_cut.cut_batch``), their odd times read
         (``settle_times``), with the shape id of every key: those this file has shown so
         far, DuckDB's hash of the others (on a worker thread: the main thread parses the
         shapes new to it, in :meth:`_ingest_cut`).  A batch that needs nothing more (the
-        usual one: every key known, no line that :meth:`_ingest_cut` would skip or key
-        again by the shapes known when it looked) comes with its ``onednn_events`` rows."""
+        usual one: every key known, no line that :meth:`_ingest_cut` would skip by the
+        shapes known when it looked, and every line keyed whole one it has seen before with a
+        good whole-line shape) comes with its ``onednn_events`` rows."""
         import polars as pl
 
         from . import onednn_cut as cut
 
         events = cut.with_events(cut.settle_times(self._functions.get(), cut.cut_batch(lines)), self._ids)
-        size, ok_ids, rekey_ids = self._statuses
+        size, ok_ids, rekey_ids, wholes = self._statuses
         if events["shape_id"].null_count():
             found = cut.with_shape_ids(self._functions.get(),
                                        cut.keys_of(events.filter(pl.col("shape_id").is_null())))
             return _Cut(cut.with_events(events, found), None, size, found)
-        if not events.height:
+        if not events.height or events.select(_untimed(ok_ids).any()).item():
             return _Cut(events, None, size)
-        more = _untimed(ok_ids)
-        if len(rekey_ids):
-            more = more | _of_shapes(rekey_ids)
-        if events.select(more.any()).item():
-            return _Cut(events, None, size)
-        return _Cut(events, cut.event_rows(events), size)
+        done = events
+        if len(rekey_ids) and events.select(_of_shapes(rekey_ids).any()).item():
+            # lines keyed whole: done here when each is a line this file has shown already
+            # with a good whole-line shape (the usual repeated header or info line)
+            done = _with_whole_ids(events, rekey_ids, wholes)
+            if done.select(_whole_unknown().any()).item():
+                return _Cut(events, None, size)
+            done = _keyed_whole(done)
+        return _Cut(events, cut.event_rows(done), size)
 
     def _ingest_cut(self, ctx: IngestContext, done: _Cut, known: dict[int, str]) -> None:
         """The events of one batch's cut verbose lines (from :meth:`_cut_batch`) into
@@ -235,7 +278,7 @@ class OneDNNVerboseImporter:
                 if new.height:
                     self._parse_new_keys(ctx, new, known)
                     self._publish(known)
-        _, ok_ids, rekey_ids = self._statuses
+        _, ok_ids, rekey_ids, _ = self._statuses
         if events.select(_untimed(ok_ids).any()).item():
             events = self._skip_bad_times(ctx, events, ok_ids)
         if len(rekey_ids) and events.select(_of_shapes(rekey_ids).any()).item():
@@ -271,15 +314,16 @@ class OneDNNVerboseImporter:
     def _rekey(self, ctx: IngestContext, events: pl.DataFrame, rekey_ids: pl.Series,
                known: dict[int, str]) -> pl.DataFrame:
         """Lines whose last field is not a time: keyed and parsed on the whole line, and
-        without a time; lines the grammar rejects whole are skipped."""
+        without a time; lines the grammar rejects whole are skipped.  A line this file has
+        shown already with a good whole-line shape is looked up in :attr:`_wholes`; the
+        others are made into text once per distinct line (new ones, and bad ones: their
+        text is the skipped line's)."""
         import polars as pl
 
         from . import onednn_cut as cut
 
-        is_rekey = _of_shapes(rekey_ids)
-        # each line keyed whole gets its shape through its key and last field (no join)
-        events = events.with_columns(line_hash=pl.when(is_rekey).then(cut.line_hash()))
-        texts = cut.whole_texts(self._functions.get(), events.filter(is_rekey))
+        events = _with_whole_ids(events, rekey_ids, self._wholes)
+        texts = cut.whole_texts(self._functions.get(), events.filter(_whole_unknown()))
         shapes = []
         for h2, text in (texts.unique("whole_id", keep="first", maintain_order=True).sort("whole_id")
                          .select("whole_id", "whole").iter_rows()):
@@ -293,8 +337,11 @@ class OneDNNVerboseImporter:
                 known[h2] = "bad"
                 self.bad_reason[h2] = shape.reason
         self._insert_shapes(shapes)
-        events = events.with_columns(
-            whole_id=pl.col("line_hash").replace_strict(texts["line_hash"], texts["whole_id"], default=None))
+        good = pl.Series([known[h] == "whole" for h in texts["whole_id"]], dtype=pl.Boolean)
+        if good.any():
+            self._wholes = pl.concat([self._wholes, texts.filter(good).select("line_hash", "whole_id")])
+        events = events.with_columns(whole_id=pl.coalesce(
+            "whole_id", pl.col("line_hash").replace_strict(texts["line_hash"], texts["whole_id"], default=None)))
         bad_ids = pl.Series([h for h in texts["whole_id"].unique() if known[h] == "bad"], dtype=pl.UInt64)
         is_bad = pl.col("whole_id").is_in(bad_ids.implode())
         if len(bad_ids):
@@ -302,14 +349,7 @@ class OneDNNVerboseImporter:
             ctx.skip_frame(events.filter(is_bad).select(
                 "line_no", reason=pl.col("whole_id").replace_strict(bad_ids, reasons),
                 text=pl.col("line_hash").replace_strict(texts["line_hash"], texts["whole"])))
-        return (
-            events.filter(pl.col("whole_id").is_null() | ~is_bad)
-            .with_columns(
-                shape_id=pl.coalesce("whole_id", "shape_id"),
-                time_ms=pl.when(pl.col("whole_id").is_null()).then("time_ms"),
-            )
-            .drop("whole_id", "line_hash")
-        )
+        return _keyed_whole(events.filter(pl.col("whole_id").is_null() | ~is_bad))
 
     def _insert_shapes(self, shapes) -> None:
         """Rows of ``onednn_shapes`` for ``shapes`` ((id, parsed shape) pairs), kept in
