@@ -264,16 +264,17 @@ def test_small_batches_store_what_one_batch_stores(tmp_path, monkeypatch):
     assert small == whole and len(whole[0]) > 60 and None not in {row[1] for row in whole[0]}
 
 
-def test_lines_keyed_whole_again_are_done_by_the_cut_workers(tmp_path, monkeypatch):
-    """A line keyed whole (its last field is no time) that the file has shown before with a
-    good whole-line shape is keyed on the cut worker: the main thread keys lines whole only
-    for the batches cut before it had seen them (at most one per worker and the one it
-    takes), and the rows are those of one batch."""
+@pytest.mark.parametrize("cut_off", [False, True])
+def test_lines_keyed_whole_again_are_done_by_the_cut_workers(tmp_path, monkeypatch, cut_off):
+    """A line keyed whole (its last field is no time) that the file has shown before is
+    keyed on the cut worker (with a good whole-line shape) or skipped there (cut off): the
+    main thread keys lines whole only for the batches cut before it had seen them (at most
+    one per worker and the one it takes), and the rows are those of one batch."""
     import loganalyze.lines as lines_module
 
     batch = ["dnnl_verbose,info,oneDNN v1.0\n", "onednn_verbose,v1,info,cpu,isa:Intel AVX2\n",
              "onednn_verbose,v1,1.5,primitive,exec,cpu,reorder,simple:any,undef,src:f32::blocked:abcd::f0,,,"
-             "2x3,0.25\n"]
+             "2x3,0.25\n"] + (["onednn_verbose,v1,primitive,exec,cpu,reorder\n"] if cut_off else [])
     log = tmp_path / "headers.log"
     log.write_text("".join(batch * 40), encoding="utf-8")
     whole = _stored(tmp_path, log, "whole")
@@ -283,7 +284,7 @@ def test_lines_keyed_whole_again_are_done_by_the_cut_workers(tmp_path, monkeypat
     monkeypatch.setattr(onednn.OneDNNVerboseImporter, "_rekey",
                         lambda self, *args: rekeyed.append(1) or rekey(self, *args))
     small = _stored(tmp_path, log, "small")
-    assert small == whole and len(whole[0]) == 120 and not whole[1]
+    assert small == whole and len(whole[0]) == 120 and len(whole[1]) == (40 if cut_off else 0)
     assert 1 <= len(rekeyed) <= onednn.CUT_WORKERS + 1
 
 

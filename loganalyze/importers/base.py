@@ -55,6 +55,18 @@ def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, data: ArrowData, se
         con.execute("DROP TABLE IF EXISTS temp._arrow")
 
 
+def skipped_text(text: "pl.Expr") -> "pl.Expr":
+    """A column of skipped lines' texts cut as :meth:`IngestContext.skip` cuts one: the line
+    end stripped, the first :data:`SKIP_TEXT_CHARS` characters."""
+    return text.str.strip_chars_end("\r\n").str.slice(0, SKIP_TEXT_CHARS)
+
+
+def _insert_each(con: duckdb.DuckDBPyConnection, inserts: list[tuple[str, ArrowData, str | None]]) -> None:
+    """:func:`insert_arrow` of each (table, data, select) of ``inserts``, in order."""
+    for table, data, select in inserts:
+        insert_arrow(con, table, data, select)
+
+
 def create_arrow_table(con: duckdb.DuckDBPyConnection, table: str, data: ArrowData, temp: bool = False) -> None:
     """(Re)create ``table`` holding Arrow ``data`` (or any other object DuckDB scans, such as
     a dict of numpy arrays; a working table: a temporary one with ``temp``), through the same
@@ -124,18 +136,22 @@ class IngestContext:
     _writer: Any = None
     _writing: Any = None
 
-    def insert_behind(self, table: str, data: ArrowData, select: str | None = None) -> None:
+    def insert_behind(self, table: str, data: ArrowData, select: str | None = None, skipped=None) -> None:
         """:func:`insert_arrow` of ``data`` into ``table`` (through ``select``) on a helper
         thread, while the caller goes on (DuckDB lets go of the GIL while it inserts): one
         insert at a time, in the order given, each after the one before has ended.  Until
         :meth:`settle`, the caller must not use ``con`` itself (:meth:`skip` and
-        :meth:`flush_skipped` settle first)."""
+        :meth:`flush_skipped` settle first).  ``skipped``: lines skipped at once (a frame as
+        :meth:`_skipped_rows` takes), counted now, written by the same helper right after."""
+        inserts = [(table, data, select)]
+        if skipped is not None and skipped.height:
+            inserts.append(self._skipped_rows(skipped))
         self.settle()
         if self._writer is None:
             from concurrent.futures import ThreadPoolExecutor
 
             self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="loganalyze-insert")
-        self._writing = self._writer.submit(insert_arrow, self.con, table, data, select)
+        self._writing = self._writer.submit(_insert_each, self.con, inserts)
 
     def settle(self) -> None:
         """Wait for the :meth:`insert_behind` in progress, if any; raise what it raised."""
@@ -156,7 +172,7 @@ class IngestContext:
         """Report one line (or event) that could not be used, with why and its first bytes."""
         if isinstance(text, bytes):
             text = text.decode("utf-8", "replace")
-        if text is not None:  # (skip_frame cuts a whole column so)
+        if text is not None:  # (skipped_text cuts a whole column so)
             text = text.rstrip("\r\n")[:SKIP_TEXT_CHARS]
         self._skipped.append((line_no, reason, text))
         self.skipped_count += 1
@@ -165,25 +181,17 @@ class IngestContext:
         if len(self._skipped) >= SKIP_FLUSH_ROWS:
             self.flush_skipped()
 
-    def skip_frame(self, rows) -> None:
-        """Many lines skipped at once: ``rows``, a polars frame of ``line_no``, ``reason`` and
-        ``text`` (cut as :meth:`skip` cuts it), written after the pending ones (a log with a
-        cut-off line every ten lines skipped 1.3 M of them per GiB, 3 us each through
-        :meth:`skip`)."""
-        import polars as pl
-
-        if not rows.height:
-            return
+    def _skipped_rows(self, rows) -> tuple[str, pa.Table, str]:
+        """The insert of many lines skipped at once (:meth:`insert_behind`), counted as
+        skipped: ``rows``, a polars frame of ``line_no``, ``reason`` and ``text`` (cut by
+        :func:`skipped_text`; a log with a cut-off line every ten lines skipped 1.3 M of them
+        per GiB, 3 us each through :meth:`skip`)."""
         first = rows.row(int(rows["line_no"].arg_min()), named=True)
         if self._first_skip is None or first["line_no"] < self._first_skip[0]:
             self._first_skip = (first["line_no"], first["reason"])
-        self.flush_skipped()
-        self.settle()
-        # (the cut of skip(), on the whole column: the line end stripped, the first characters)
-        cut = pl.col("text").str.strip_chars_end("\r\n").str.slice(0, SKIP_TEXT_CHARS)
-        insert_arrow(self.con, "skipped_lines", rows.select("line_no", "reason", cut).to_arrow(),
-                     select=f"SELECT {int(self.source_id)} AS source_id, * FROM _arrow")
         self.skipped_count += rows.height
+        return ("skipped_lines", rows.select("line_no", "reason", "text").to_arrow(),
+                f"SELECT {int(self.source_id)} AS source_id, * FROM _arrow")
 
     def first_skip(self) -> tuple[int, str] | None:
         """The first skipped (line_no, reason) by line number, pending or already flushed."""

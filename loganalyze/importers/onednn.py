@@ -17,24 +17,24 @@ How a file goes in (see docs/benchmarks.md for what each step costs):
    (written at the end).  When the grammar says the tail is not a time (info lines,
    diagnostics, untimed or truncated lines) those lines are keyed again on the whole line
    and parsed again: on the main thread the first time the file shows a line, by the cut
-   worker when the file has shown it before with a good whole-line shape.
+   worker when the file has shown it before (a repeated header, info or cut-off line).
 4. Truncated and malformed lines go to ``skipped_lines`` with the grammar's reason; the
    other lines go into ``onednn_events`` as ``(line_no, shape_id, ts, time)``, a batch at a
-   time on a helper thread (``IngestContext.insert_behind``) while the next is prepared,
-   DuckDB with one thread meanwhile.
+   time (its skipped lines with it) on a helper thread (``IngestContext.insert_behind``)
+   while the next is prepared, DuckDB with one thread meanwhile.
 """
 from __future__ import annotations
 
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..grammars import onednn_verbose as g
 from ..inputs import InputError
 from ..lines import LineStats, iter_line_batches, prefetch
 from ..store import ThreadCursors, temporary_setting, threads_at_most
-from .base import IngestContext, RowBuffer
+from .base import IngestContext, RowBuffer, skipped_text
 from .onednn_segments import insert_segments
 
 if TYPE_CHECKING:
@@ -46,6 +46,9 @@ if TYPE_CHECKING:
 
 #: line batches cut at once, on as many worker threads
 CUT_WORKERS = 2
+#: the most text of a file's bad whole lines kept for the cut workers to skip them (bytes of
+#: the texts as skipped; past it the lines go through the main thread)
+BAD_TEXT_BYTES = 8 << 20
 
 
 SHAPE_COLUMNS = [
@@ -66,6 +69,18 @@ class _Cut:
     rows: pa.Table | None
     statuses: int
     found: pl.DataFrame | None = None
+    #: the lines skipped with ``rows`` (``line_no``, ``reason``, ``text``), if any
+    skipped: pl.DataFrame | None = None
+
+
+class _Known(NamedTuple):
+    """What the cut workers read of the shapes known (:meth:`OneDNNVerboseImporter._publish`)."""
+
+    size: int | None  # of ``known``
+    ok: pl.Series | None  # shape ids of the complete timed shapes
+    rekey: pl.Series | None  # shape ids of those keyed on the whole line
+    wholes: pl.DataFrame | None  # OneDNNVerboseImporter._wholes
+    bads: pl.DataFrame | None  # OneDNNVerboseImporter._bads
 
 
 def _of_shapes(ids: pl.Series) -> pl.Expr:
@@ -117,6 +132,20 @@ def _keyed_whole(events: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _skipped(lines: pl.DataFrame, texts: pl.DataFrame) -> pl.DataFrame:
+    """The skipped-line rows (``line_no``, ``reason``, ``text``) of ``lines`` keyed whole
+    (:func:`_with_whole_ids`) through ``texts`` (``line_hash`` -> ``reason``, ``text``); a
+    null reason where ``texts`` does not have the line."""
+    import polars as pl
+
+    line = pl.col("line_hash")
+    return lines.select(
+        "line_no",
+        reason=line.replace_strict(texts["line_hash"], texts["reason"], default=None, return_dtype=pl.String),
+        text=line.replace_strict(texts["line_hash"], texts["text"], default=None, return_dtype=pl.String),
+    )
+
+
 class OneDNNVerboseImporter:
     format = "onednn_verbose"
     #: DuckDB's memory limit while a log is stored into a database file, its COMMIT
@@ -147,7 +176,11 @@ class OneDNNVerboseImporter:
         #: the lines keyed whole so far in this file whose whole-line shape is good: polars'
         #: hash of key and last field (``onednn_cut.line_hash``) -> the shape's id
         self._wholes = pl.DataFrame(schema={"line_hash": pl.UInt64, "whole_id": pl.UInt64})
-        self._statuses = (None, None, None, None)  # (a file before this one may have left its own)
+        #: those whose whole-line shape is bad: line hash -> why, and the text skipped (up to
+        #: BAD_TEXT_BYTES of text in all)
+        self._bads = pl.DataFrame(schema={"line_hash": pl.UInt64, "reason": pl.String, "text": pl.String})
+        self._bad_room = BAD_TEXT_BYTES
+        self._statuses = _Known(None, None, None, None, None)  # (a file before this one may have left its own)
         self._publish(known)
         # (a shape already stored, e.g. on a hash collision, is left as it is)
         self._shapes = RowBuffer(ctx, "onednn_shapes", SHAPE_COLUMNS,
@@ -209,16 +242,16 @@ class OneDNNVerboseImporter:
 
     def _publish(self, known: dict[int, str]) -> None:
         """What the cut workers read of ``known`` (:meth:`_cut_batch`), made again each time
-        it or :attr:`_wholes` grows: its size, the shape ids of the complete timed shapes and
-        of those keyed on the whole line, and :attr:`_wholes`."""
+        it, :attr:`_wholes` or :attr:`_bads` grows (:class:`_Known`)."""
         import polars as pl
 
-        if self._statuses[0] == len(known) and self._statuses[3].height == self._wholes.height:
+        was = self._statuses
+        if was.size == len(known) and was.wholes is self._wholes and was.bads is self._bads:
             return
         ok, rekey = ([h for h, s in known.items() if s == status] for status in ("ok", "rekey"))
         # one tuple, replaced whole: a worker reads one size with its lists
-        self._statuses = (len(known), pl.Series(ok, dtype=pl.UInt64), pl.Series(rekey, dtype=pl.UInt64),
-                          self._wholes)
+        self._statuses = _Known(len(known), pl.Series(ok, dtype=pl.UInt64), pl.Series(rekey, dtype=pl.UInt64),
+                                self._wholes, self._bads)
 
     def _cut_batch(self, lines) -> _Cut:
         """A batch's lines cut (``onednn_cut.cut_batch``), their odd times read
@@ -233,22 +266,26 @@ class OneDNNVerboseImporter:
         from . import onednn_cut as cut
 
         events = cut.with_events(cut.settle_times(self._functions.get(), cut.cut_batch(lines)), self._ids)
-        size, ok_ids, rekey_ids, wholes = self._statuses
+        size, ok_ids, rekey_ids, wholes, bads = self._statuses
         if events["shape_id"].null_count():
             found = cut.with_shape_ids(self._functions.get(),
                                        cut.keys_of(events.filter(pl.col("shape_id").is_null())))
             return _Cut(cut.with_events(events, found), None, size, found)
         if not events.height or events.select(_untimed(ok_ids).any()).item():
             return _Cut(events, None, size)
-        done = events
+        done, skipped = events, None
         if len(rekey_ids) and events.select(_of_shapes(rekey_ids).any()).item():
             # lines keyed whole: done here when each is a line this file has shown already
-            # with a good whole-line shape (the usual repeated header or info line)
+            # (the usual repeated header, info or cut-off line)
             done = _with_whole_ids(events, rekey_ids, wholes)
-            if done.select(_whole_unknown().any()).item():
-                return _Cut(events, None, size)
+            unknown = done.filter(_whole_unknown())
+            if unknown.height:
+                skipped = _skipped(unknown, bads)
+                if skipped["reason"].null_count():
+                    return _Cut(events, None, size)
+                done = done.filter(~_whole_unknown())
             done = _keyed_whole(done)
-        return _Cut(events, cut.event_rows(done), size)
+        return _Cut(events, cut.event_rows(done), size, skipped=skipped)
 
     def _ingest_cut(self, ctx: IngestContext, done: _Cut, known: dict[int, str]) -> None:
         """The events of one batch's cut verbose lines (from :meth:`_cut_batch`) into
@@ -264,7 +301,7 @@ class OneDNNVerboseImporter:
 
         if done.rows is not None and done.statuses == len(known):
             # on a helper thread, while this one takes the next batch
-            ctx.insert_behind("onednn_events", done.rows, cut.events_insert(ctx.source_id))
+            ctx.insert_behind("onednn_events", done.rows, cut.events_insert(ctx.source_id), skipped=done.skipped)
             return
         events = done.events
         if not events.height:
@@ -278,13 +315,14 @@ class OneDNNVerboseImporter:
                 if new.height:
                     self._parse_new_keys(ctx, new, known)
                     self._publish(known)
-        _, ok_ids, rekey_ids, _ = self._statuses
+        ok_ids, rekey_ids = self._statuses.ok, self._statuses.rekey
         if events.select(_untimed(ok_ids).any()).item():
             events = self._skip_bad_times(ctx, events, ok_ids)
+        skipped = None
         if len(rekey_ids) and events.select(_of_shapes(rekey_ids).any()).item():
-            events = self._rekey(ctx, events, rekey_ids, known)
+            events, skipped = self._rekey(events, rekey_ids, known)
             self._publish(known)
-        ctx.insert_behind("onednn_events", cut.event_rows(events), cut.events_insert(ctx.source_id))
+        ctx.insert_behind("onednn_events", cut.event_rows(events), cut.events_insert(ctx.source_id), skipped=skipped)
 
     # ------------------------------------------------------------------ shapes
     def _parse_new_keys(self, ctx: IngestContext, new: pl.DataFrame, known: dict[int, str]) -> None:
@@ -311,13 +349,14 @@ class OneDNNVerboseImporter:
             ctx.skip(line_no, f"malformed: time field {tail!r} is not a number", f"{key},{tail}")
         return events.filter(~is_bad)
 
-    def _rekey(self, ctx: IngestContext, events: pl.DataFrame, rekey_ids: pl.Series,
-               known: dict[int, str]) -> pl.DataFrame:
+    def _rekey(self, events: pl.DataFrame, rekey_ids: pl.Series,
+               known: dict[int, str]) -> tuple[pl.DataFrame, pl.DataFrame | None]:
         """Lines whose last field is not a time: keyed and parsed on the whole line, and
-        without a time; lines the grammar rejects whole are skipped.  A line this file has
-        shown already with a good whole-line shape is looked up in :attr:`_wholes`; the
-        others are made into text once per distinct line (new ones, and bad ones: their
-        text is the skipped line's)."""
+        without a time; the lines the grammar rejects whole are left out and returned as
+        skipped (``line_no``, ``reason``, ``text``; None when there are none).  A line this
+        file has shown already with a good whole-line shape is looked up in :attr:`_wholes`;
+        the others are made into text once per distinct line (new ones, and bad ones: their
+        text is the skipped line's), and kept in :attr:`_wholes` or :attr:`_bads`."""
         import polars as pl
 
         from . import onednn_cut as cut
@@ -337,19 +376,29 @@ class OneDNNVerboseImporter:
                 known[h2] = "bad"
                 self.bad_reason[h2] = shape.reason
         self._insert_shapes(shapes)
-        good = pl.Series([known[h] == "whole" for h in texts["whole_id"]], dtype=pl.Boolean)
-        if good.any():
-            self._wholes = pl.concat([self._wholes, texts.filter(good).select("line_hash", "whole_id")])
-        events = events.with_columns(whole_id=pl.coalesce(
+        texts = texts.with_columns(reason=pl.Series([self.bad_reason.get(h) for h in texts["whole_id"]],
+                                                    dtype=pl.String))
+        bad = texts.filter(pl.col("reason").is_not_null()).with_columns(text=skipped_text(pl.col("whole")))
+        self._keep(texts.filter(pl.col("reason").is_null()), bad)
+        is_bad = pl.col("line_hash").is_not_null() & pl.col("line_hash").is_in(bad["line_hash"].implode())
+        skipped = _skipped(events.filter(is_bad), bad)
+        events = events.filter(~is_bad).with_columns(whole_id=pl.coalesce(
             "whole_id", pl.col("line_hash").replace_strict(texts["line_hash"], texts["whole_id"], default=None)))
-        bad_ids = pl.Series([h for h in texts["whole_id"].unique() if known[h] == "bad"], dtype=pl.UInt64)
-        is_bad = pl.col("whole_id").is_in(bad_ids.implode())
-        if len(bad_ids):
-            reasons = pl.Series([self.bad_reason[h] for h in bad_ids], dtype=pl.String)
-            ctx.skip_frame(events.filter(is_bad).select(
-                "line_no", reason=pl.col("whole_id").replace_strict(bad_ids, reasons),
-                text=pl.col("line_hash").replace_strict(texts["line_hash"], texts["whole"])))
-        return _keyed_whole(events.filter(pl.col("whole_id").is_null() | ~is_bad))
+        return _keyed_whole(events), (skipped if skipped.height else None)
+
+    def _keep(self, good: pl.DataFrame, bad: pl.DataFrame) -> None:
+        """Lines keyed whole by :meth:`_rekey`, for the cut workers: those of ``good``
+        whole-line shapes into :attr:`_wholes`, and those of ``bad`` new to :attr:`_bads`
+        into it while :data:`BAD_TEXT_BYTES` last."""
+        import polars as pl
+
+        if good.height:
+            self._wholes = pl.concat([self._wholes, good.select("line_hash", "whole_id")])
+        bad = bad.filter(~pl.col("line_hash").is_in(self._bads["line_hash"].implode()))
+        bad = bad.filter(pl.col("text").str.len_bytes().cum_sum() <= self._bad_room)
+        if bad.height:
+            self._bad_room -= int(bad["text"].str.len_bytes().sum())
+            self._bads = pl.concat([self._bads, bad.select("line_hash", "reason", "text")])
 
     def _insert_shapes(self, shapes) -> None:
         """Rows of ``onednn_shapes`` for ``shapes`` ((id, parsed shape) pairs), kept in
