@@ -254,6 +254,43 @@ def test_failed_file_mid_stream_is_rolled_back(tmp_path, tmp_db, ingest_files, m
     assert again.status == "duplicate"
 
 
+def test_a_database_error_inside_the_transaction_is_the_error_reported(tmp_path, tmp_db, ingest_files,
+                                                                        monkeypatch):
+    """A statement that fails in a file's transaction is what the error says, not the refusal
+    of the working tables' DROP that follows it in the aborted transaction ("Current
+    transaction is aborted"); nothing of the file is stored."""
+    from loganalyze.importers import onednn
+
+    def failing(ctx, shapes):
+        ctx.con.execute("SELECT CAST('not a number' AS INTEGER)")
+
+    monkeypatch.setattr(onednn, "insert_segments", failing)
+    p = good_log(tmp_path)
+    (res,) = ingest_files([p])
+    assert res.status == "error" and str(p) in res.message
+    assert "Conversion Error" in res.message and "aborted" not in res.message, res.message
+    assert table_counts(tmp_db) == EMPTY_TABLES
+
+
+def test_working_tables_are_dropped_after_an_error_only_where_they_can_be(tmp_path):
+    """lookup_tables (and every working table of an importer, through dropped_after) lets a
+    failed statement's error through; outside a transaction the tables are dropped too."""
+    import duckdb
+
+    from loganalyze.importers.gpu_common import lookup_tables
+
+    con = duckdb.connect(str(tmp_path / "x.duckdb"))
+    for in_transaction in (True, False):
+        if in_transaction:
+            con.execute("BEGIN TRANSACTION")
+        with pytest.raises(duckdb.ConversionException):
+            with lookup_tables(con, _kinds={"k": ("INTEGER", [1, 2])}):
+                con.execute("SELECT CAST('x' AS INTEGER) FROM _kinds")
+        if in_transaction:
+            con.execute("ROLLBACK")
+        assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = '_kinds'").fetchone() == (0,)
+
+
 # --------------------------------------------------------------------------- partly bad files
 def test_verbose_log_with_one_invalid_utf8_line(tmp_path, tmp_db, cli, query):
     p = tmp_path / "oneline.log"

@@ -15,8 +15,9 @@ columns :mod:`.arrow_arrays` builds (``pa.array`` would import pandas).
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Protocol, Union
+from typing import Any, Iterable, Iterator, Protocol, Union
 
 import duckdb
 import pyarrow as pa
@@ -48,17 +49,35 @@ def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, data: ArrowData, se
     if not stage:
         _run_over_arrow(con, f"INSERT INTO {table} BY NAME {query}", data)
         return
-    create_arrow_table(con, "_arrow", data, temp=True)
-    try:
+    with dropped_after(con, "temp._arrow"):
+        create_arrow_table(con, "_arrow", data, temp=True)
         con.execute(f"INSERT INTO {table} BY NAME {query}")
-    finally:
-        con.execute("DROP TABLE IF EXISTS temp._arrow")
 
 
 def skipped_text(text: "pl.Expr") -> "pl.Expr":
     """A column of skipped lines' texts cut as :meth:`IngestContext.skip` cuts one: the line
     end stripped, the first :data:`SKIP_TEXT_CHARS` characters."""
     return text.str.strip_chars_end("\r\n").str.slice(0, SKIP_TEXT_CHARS)
+
+
+@contextmanager
+def dropped_after(con: duckdb.DuckDBPyConnection, *tables: str) -> Iterator[None]:
+    """The working ``tables`` (names as a DROP takes them: ``temp._arrow``) dropped when the
+    block ends.  On the way out of an error only as far as that can be done: a statement
+    that failed aborts the transaction it ran in (whose rollback drops the tables it made),
+    and the error to report is the block's, not the aborted transaction's refusal of the
+    DROP ("Current transaction is aborted")."""
+    try:
+        yield
+    except BaseException:
+        for table in tables:
+            try:
+                con.execute(f"DROP TABLE IF EXISTS {table}")
+            except duckdb.Error:
+                pass
+        raise
+    for table in tables:
+        con.execute(f"DROP TABLE IF EXISTS {table}")
 
 
 def _insert_each(con: duckdb.DuckDBPyConnection, inserts: list[tuple[str, ArrowData, str | None]]) -> None:

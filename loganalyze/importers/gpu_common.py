@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from ..inputs import SNIFF_BYTES
 from ..lines import BOM
-from .base import IngestContext, RowBuffer, arrow_types, create_arrow_table
+from .base import IngestContext, RowBuffer, arrow_types, create_arrow_table, dropped_after
 
 
 def table_rows(ctx: IngestContext, table: str) -> RowBuffer:
@@ -48,7 +48,7 @@ def lookup_tables(con: duckdb.DuckDBPyConnection, **tables: Union[pa.Table, Valu
     """Small tables (Arrow tables of typed arrays, :data:`Values` or :data:`Arrays`: the
     fastest for thousands of rows) as temporary DuckDB tables for the statements inside,
     dropped after: ``with lookup_tables(con, _kinds=table): ...``."""
-    try:
+    with dropped_after(con, *(f"temp.{name}" for name in tables)):
         for name, data in tables.items():
             if isinstance(data, dict) and not all(isinstance(v, np.ndarray) for v in data.values()):
                 select, params = values_select(data)
@@ -56,9 +56,6 @@ def lookup_tables(con: duckdb.DuckDBPyConnection, **tables: Union[pa.Table, Valu
             else:
                 create_arrow_table(con, name, data, temp=True)
         yield
-    finally:
-        for name in tables:
-            con.execute(f"DROP TABLE IF EXISTS temp.{name}")
 
 
 def insert_values(con: duckdb.DuckDBPyConnection, table: str, columns: Values) -> None:

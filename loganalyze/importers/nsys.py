@@ -17,7 +17,7 @@ from ..grammars.nsys import quote_ident as q
 from ..grammars.cuda_api import base_api_name_sql
 from ..inputs import InputError
 from ..names import name_forms
-from .base import IngestContext
+from .base import IngestContext, dropped_after
 from .gpu_common import insert_values, lookup_tables, put_meta
 from .nvtx_ranges import insert_nvtx_ranges
 from .sqlite_input import NSYS, SqliteFile, SqliteProfileImporter
@@ -61,7 +61,7 @@ class _NsysIngest:
         ctx, db = self.ctx, self.db
         meta = self.metadata()
         self.load_strings()
-        try:
+        with dropped_after(self.con, "_strings"):
             self.kernels()
             self.prefetch_rest()  # (done already when there are kernels)
             self.memops()
@@ -69,8 +69,6 @@ class _NsysIngest:
             self.nvtx()
             self.threads()
             self.devices()
-        finally:
-            self.con.execute("DROP TABLE IF EXISTS _strings")
         if not any(db.has(t) for t in g.KERNEL_TABLES + g.MEMCPY_TABLES + g.MEMSET_TABLES + g.RUNTIME_TABLES
                    + g.NVTX_TABLES):
             raise InputError(
@@ -151,7 +149,7 @@ class _NsysIngest:
         return n
 
     def _copy_kernels(self, table: str) -> None:
-        try:
+        with dropped_after(self.con, "temp._knames"):
             self.db.copy_into(self.con, "gpu_kernels", table, g.KERNEL, prepare=KERNEL_NAMES_SQL, select=f"""
                 SELECT {self.sid} AS source_id, b.row_no,
                        coalesce(n.dn, n.mn, n.sn) AS name, n.dn AS demangled, n.sn AS short_name, n.mn AS mangled,
@@ -164,8 +162,6 @@ class _NsysIngest:
                    AND n.short_id IS NOT DISTINCT FROM b.short_id
                    AND n.mangled_id IS NOT DISTINCT FROM b.mangled_id
                 WHERE b._d = 0""", when_read=self.prefetch_rest)
-        finally:
-            self.con.execute("DROP TABLE IF EXISTS temp._knames")
 
     def _fill_names(self) -> None:
         """Demangled and short names the export did not give (old exports)."""

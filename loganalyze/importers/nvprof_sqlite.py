@@ -20,7 +20,7 @@ from ..grammars.cuda_api import base_api_name_sql
 from ..grammars.cupti_cbid import api_name
 from ..names import name_forms
 from .arrow_arrays import arrow_array
-from .base import IngestContext, insert_arrow
+from .base import IngestContext, dropped_after, insert_arrow
 from .gpu_common import lookup_tables, put_meta
 from .nvtx_ranges import insert_nvtx_ranges
 from .sqlite_input import NVPROF, SqliteFile, SqliteProfileImporter
@@ -201,11 +201,8 @@ class _NvprofIngest:
             self.ctx.skip(row_no, f"NVTX marker {mid}: start or end row missing", f"{g.MARKER_TABLE} row {row_no}")
         self.parsed += paired
         self.other += max(0, n - paired - (self.ctx.skipped_count - before))
-        try:
+        with dropped_after(con, "_nvtx", "_m"):
             insert_nvtx_ranges(con, {}, op_kinds=None)
-        finally:
-            con.execute("DROP TABLE IF EXISTS _nvtx")
-            con.execute("DROP TABLE IF EXISTS _m")
 
     def devices(self) -> None:
         if not self.db.has(g.DEVICE_TABLE):

@@ -34,7 +34,7 @@ from ..grammars import onednn_verbose as g
 from ..inputs import InputError
 from ..lines import LineStats, iter_line_batches, prefetch
 from ..store import ThreadCursors, temporary_setting, threads_at_most
-from .base import IngestContext, RowBuffer, skipped_text
+from .base import IngestContext, RowBuffer, dropped_after, skipped_text
 from .onednn_segments import insert_segments
 
 if TYPE_CHECKING:
@@ -414,21 +414,19 @@ class OneDNNVerboseImporter:
     def _describe_source(self, ctx: IngestContext) -> None:
         con, sid = ctx.con, ctx.source_id
         # lines and timestamps per shape: one scan of the file's events for what follows
-        con.execute(
-            """CREATE OR REPLACE TEMP TABLE _onednn_per_shape AS
-               SELECT shape_id, count(*) AS n, bool_or(ts_ms IS NOT NULL) AS ts
-               FROM onednn_events WHERE source_id = ? GROUP BY shape_id""",
-            [sid],
-        )
-        try:
+        with dropped_after(con, "temp._onednn_per_shape"):
+            con.execute(
+                """CREATE OR REPLACE TEMP TABLE _onednn_per_shape AS
+                   SELECT shape_id, count(*) AS n, bool_or(ts_ms IS NOT NULL) AS ts
+                   FROM onednn_events WHERE source_id = ? GROUP BY shape_id""",
+                [sid],
+            )
             insert_segments(ctx, "_onednn_per_shape")
             ctx.source["dialect"] = self._dialect(con)
             kinds = con.execute(
                 """SELECT coalesce(sum(p.n) FILTER (WHERE s.op_class IN ('exec', 'create', 'create_nested')), 0)
                    FROM _onednn_per_shape p JOIN onednn_shapes s USING (shape_id)"""
             ).fetchone()[0]
-        finally:
-            con.execute("DROP TABLE IF EXISTS temp._onednn_per_shape")
         if kinds == 0:
             ctx.warnings.append(
                 f"{ctx.file.path}: no primitive exec/create lines (only headers or diagnostics)"

@@ -27,7 +27,7 @@ from ..grammars import nsys as nsys_grammar
 from ..grammars import nvprof_sqlite as nvprof_grammar
 from .. import tempfiles
 from ..inputs import InputError
-from .base import IngestContext, create_arrow_table, insert_arrow
+from .base import IngestContext, create_arrow_table, dropped_after, insert_arrow
 from .sqlite_arrow import adbc_ready, adbc_stream, read_parts_typed
 from .sqlite_guard import (MAX_CELL_BYTES, StatementClock, base_tables, open_readonly, quote_ident, sqlite_uri,
                            statement_seconds)
@@ -302,7 +302,7 @@ class SqliteFile:
                 create_arrow_table(con, "_arrow", rdr, temp=True)
         if when_read is not None:
             when_read()
-        try:
+        with dropped_after(con, "temp._arrow"):
             big = _rows(con, "SELECT min(row_no) FROM _arrow WHERE _d = 0 AND _big <> 0", data)[0][0]
             if big is not None:
                 raise InputError(f"{self.display}: table {table} row {big}: a cell holds more than {MAX_CELL_BYTES} "
@@ -318,8 +318,6 @@ class SqliteFile:
             else:
                 insert_arrow(con, target, data, select=select)
             return counts
-        finally:
-            con.execute("DROP TABLE IF EXISTS temp._arrow")
 
     def _skip_rows(self, con, data: pa.Table | None, table: str, problem: str, checked: str) -> pa.Table | None:
         """Skip (with the reason) and drop from ``_arrow`` the rows whose ``problem`` is not NULL;

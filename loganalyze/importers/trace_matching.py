@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from ..grammars import trace_event as te
 from .arrow_arrays import numpy_array
-from .base import create_arrow_table, numpy_columns
+from .base import create_arrow_table, dropped_after, numpy_columns
 from .trace_load import ordered_rows, update_events
 
 
@@ -60,7 +60,7 @@ class MatchingSteps:
             return none
         create_arrow_table(con, "_dup_rows", pa.table({"r": numpy_array(np.asarray(candidates, dtype=np.int64))}))
         among = "ph = 'X' AND problem IS NULL AND r IN (SELECT r FROM _dup_rows)"
-        try:
+        with dropped_after(con, "_dup_rows"):
             # events that differ without their args differ: args (long JSON text) are hashed
             # only when some events are alike without them
             alike = "name, cat, pid, tid, ts_ns, dur_ns"
@@ -78,8 +78,6 @@ class MatchingSteps:
                               min(event_no) OVER (PARTITION BY name, cat, pid, tid, ts_ns, dur_ns, CAST(args AS VARCHAR)) AS first
                        FROM _ev WHERE {among})
                    SELECT * FROM x WHERE event_no <> first""")
-        finally:
-            con.execute("DROP TABLE _dup_rows")
         self.stats.duplicates = con.execute("SELECT count(*) FROM _dups").fetchall()[0][0]
         rows = none
         if self.stats.duplicates:
