@@ -20,7 +20,8 @@ from . import tempfiles
 from .version import __version__
 from .identity import StoredSource, duplicate_of, extended_sources, head_sha256, maybe_duplicate
 from .importers import IngestContext, candidate_importers, fallback_importer, known_formats
-from .memory_limit import file_backed, lowered_memory_limit
+from .importers.base import MemoryRoom
+from .memory_limit import file_backed, lowered_memory_limit, setting_bytes
 from .inputs import DEFAULT_MAX_EXPAND, FileRefused, InputError, InputFile, expand_paths, is_probably_binary
 from .schema.derived import derive
 from .signals import is_interrupt, signal_exit_code
@@ -236,7 +237,9 @@ def _ingest_with(store, file, path, importer, run_label, progress_factory, head:
     limit = getattr(importer, "memory_limit", None)
     with ExitStack() as limits:
         if limit and file_backed(store.con):
-            limits.enter_context(lowered_memory_limit(store.con, limit))
+            ceiling = limits.enter_context(lowered_memory_limit(store.con, limit))
+            if ceiling is not None:
+                ctx.memory = MemoryRoom(setting_bytes(limit), ceiling)
         with store.transaction(merge_row_groups=bool(replaces) or _content_size(file) < UNMERGED_MIN_BYTES):
             try:
                 importer.ingest(ctx)

@@ -38,14 +38,14 @@ def file_backed(con) -> bool:
 def lowered_memory_limit(con, limit: str):
     """Lower DuckDB's memory limit to ``limit`` (never raise it) inside the block, then
     restore it.  The setting is the database instance's: every connection to it sees it.
-    Yields whether the limit was lowered."""
+    Yields the limit it lowered, in bytes, when it lowered it (else None)."""
     try:
         current = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
         smaller = setting_bytes(limit) < setting_bytes(current)
     except Exception:
         smaller = False
     if not smaller:
-        yield False
+        yield None
         return
     con.execute(f"SET memory_limit = '{limit}'")
 
@@ -58,7 +58,7 @@ def lowered_memory_limit(con, limit: str):
             c.execute(f"SET memory_limit = '{_as_shown(current)}'")
 
     with restored_after(con, restore):
-        yield True
+        yield setting_bytes(current)
 
 
 def keep_block_memory(con, size: int) -> None:

@@ -291,6 +291,49 @@ def test_working_tables_are_dropped_after_an_error_only_where_they_can_be(tmp_pa
         assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = '_kinds'").fetchone() == (0,)
 
 
+def test_duckdbs_limit_grows_with_the_shapes_of_a_log(tmp_path, tmp_db, ingest_files, monkeypatch):
+    """A oneDNN log of very many distinct shapes (here every line one: 100,000) outgrows a
+    fixed DuckDB memory limit for the file (the shapes' key index and working queries: a
+    100 MB limit failed at some 600,000 shapes); the limit grows with the shapes, so that it
+    is read.  At a small scale: 16 MB fails with no growth, passes with 2,000 bytes a shape."""
+    from loganalyze.importers import onednn
+
+    log = tmp_path / "shapes.log"
+    log.write_text("".join(
+        f"onednn_verbose,v1,info,cpu,runtime:OpenMP nthr:{i}\n" if i % 2 else
+        f"onednn_verbose,v1,1.5,primitive,exec,cpu,reorder,simple:any,undef,src:f32::blocked:abcd::f0,,,{i}x3,0.25\n"
+        for i in range(100_000)), encoding="utf-8")
+    monkeypatch.setattr(onednn.OneDNNVerboseImporter, "memory_limit", "16MB")
+    monkeypatch.setattr(onednn, "SHAPE_MEMORY_BYTES", 0)
+    (fixed,) = ingest_files([log])
+    assert fixed.status == "error" and "Out of Memory" in fixed.message, fixed.message
+    monkeypatch.setattr(onednn, "SHAPE_MEMORY_BYTES", 2000)
+    (growing,) = ingest_files([log])
+    assert growing.status == "ingested", growing.message
+    assert table_counts(tmp_db)["onednn_events"] == 100_000
+
+
+def test_widening_the_memory_limit_stays_under_the_ceiling_in_steps(tmp_path):
+    import duckdb
+
+    from loganalyze.importers.base import MEMORY_STEP, IngestContext, MemoryRoom
+    from loganalyze.memory_limit import setting_bytes
+
+    con = duckdb.connect(str(tmp_path / "x.duckdb"))
+    con.execute("SET memory_limit = '100MB'")
+    ctx = IngestContext(con=con, source_id=1, file=None)
+    shown = lambda: setting_bytes(con.execute("SELECT current_setting('memory_limit')").fetchone()[0])  # noqa: E731
+    ctx.widen_memory_limit(1 << 30)  # no room set: nothing changes
+    assert abs(shown() - 100e6) < 1e6
+    ctx.memory = MemoryRoom(limit=100e6, ceiling=300e6)
+    ctx.widen_memory_limit(MEMORY_STEP // 2)  # less than a step: not yet
+    assert abs(shown() - 100e6) < 1e6
+    ctx.widen_memory_limit(50e6)
+    assert abs(shown() - 150e6) < 1e6
+    ctx.widen_memory_limit(1e12)  # never past the limit the ingest lowered from
+    assert abs(shown() - 300e6) < 1e6 and ctx.memory.applied == 300e6
+
+
 # --------------------------------------------------------------------------- partly bad files
 def test_verbose_log_with_one_invalid_utf8_line(tmp_path, tmp_db, cli, query):
     p = tmp_path / "oneline.log"

@@ -31,6 +31,8 @@ SKIP_FLUSH_ROWS = 50_000
 ROW_BUFFER_ROWS = 100_000
 #: characters of a skipped line kept in ``skipped_lines.text``
 SKIP_TEXT_CHARS = 200
+#: the least by which :meth:`IngestContext.widen_memory_limit` raises DuckDB's limit
+MEMORY_STEP = 16 << 20
 
 ArrowData = Union[pa.Table, pa.RecordBatch, pa.RecordBatchReader]
 
@@ -137,6 +139,20 @@ def arrow_types(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, pa.Data
 
 
 @dataclass
+class MemoryRoom:
+    """DuckDB's memory limit the ingest set for a file (``limit``, bytes), the one it lowered
+    from (``ceiling``), and the one in force (``applied``, raised by
+    :meth:`IngestContext.widen_memory_limit`)."""
+
+    limit: float
+    ceiling: float
+    applied: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.applied = self.applied or self.limit
+
+
+@dataclass
 class IngestContext:
     """What an importer works with: the store connection, its source id, the input file,
     the ``sources`` fields it fills, its warnings and its skipped lines."""
@@ -154,6 +170,23 @@ class IngestContext:
     #: the helper thread of :meth:`insert_behind`, and its insert in progress
     _writer: Any = None
     _writing: Any = None
+    #: DuckDB's memory limit the ingest lowered for this file (None where it did not)
+    memory: "MemoryRoom | None" = None
+
+    def widen_memory_limit(self, extra: int) -> None:
+        """Let DuckDB use ``extra`` bytes more than the importer's limit (:class:`MemoryRoom`)
+        for what grows with the file's content rather than its size: the oneDNN shapes, whose
+        key index and working queries passed a 100 MB limit at some 600,000 distinct shapes.
+        Set through a cursor of its own, since an :meth:`insert_behind` may be running."""
+        room = self.memory
+        if room is None:
+            return
+        want = min(room.ceiling, room.limit + extra)
+        if want <= room.applied or (want < room.ceiling and want < room.applied + MEMORY_STEP):
+            return
+        with self.con.cursor() as cur:
+            cur.execute(f"SET memory_limit = '{int(want)}B'")
+        room.applied = want
 
     def insert_behind(self, table: str, data: ArrowData, select: str | None = None, skipped=None) -> None:
         """:func:`insert_arrow` of ``data`` into ``table`` (through ``select``) on a helper

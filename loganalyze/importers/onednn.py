@@ -46,6 +46,10 @@ if TYPE_CHECKING:
 
 #: line batches cut at once, on as many worker threads
 CUT_WORKERS = 2
+#: DuckDB memory the importer's limit (``memory_limit``) grows by for each shape the file
+#: shows (IngestContext.widen_memory_limit): a log of 830,000 distinct shapes (every other
+#: line a distinct info line, 64 MiB) passed with 200 MB, not with 100 MB
+SHAPE_MEMORY_BYTES = 160
 #: the most text of a file's bad whole lines kept for the cut workers to skip them (bytes of
 #: the texts as skipped; past it the lines go through the main thread)
 BAD_TEXT_BYTES = 8 << 20
@@ -334,7 +338,7 @@ class OneDNNVerboseImporter:
                 shapes.append((h, shape))
             else:
                 known[h] = "rekey"
-        self._insert_shapes(shapes)
+        self._insert_shapes(shapes, len(known))
 
     @staticmethod
     def _skip_bad_times(ctx: IngestContext, events: pl.DataFrame, ok_ids: pl.Series) -> pl.DataFrame:
@@ -375,7 +379,7 @@ class OneDNNVerboseImporter:
             else:
                 known[h2] = "bad"
                 self.bad_reason[h2] = shape.reason
-        self._insert_shapes(shapes)
+        self._insert_shapes(shapes, len(known))
         texts = texts.with_columns(reason=pl.Series([self.bad_reason.get(h) for h in texts["whole_id"]],
                                                     dtype=pl.String))
         bad = texts.filter(pl.col("reason").is_not_null()).with_columns(text=skipped_text(pl.col("whole")))
@@ -400,12 +404,15 @@ class OneDNNVerboseImporter:
             self._bad_room -= int(bad["text"].str.len_bytes().sum())
             self._bads = pl.concat([self._bads, bad.select("line_hash", "reason", "text")])
 
-    def _insert_shapes(self, shapes) -> None:
+    def _insert_shapes(self, shapes, known: int) -> None:
         """Rows of ``onednn_shapes`` for ``shapes`` ((id, parsed shape) pairs), kept in
         :attr:`_shapes` until it is full or the file's lines are all read (one insert for
         the usual few thousand shapes of a log, not one per batch that shows new ones:
         each builds some twenty Arrow columns on the main thread while the pipeline waits;
-        their columns are built while the last batches are cut, and inserted after them)."""
+        their columns are built while the last batches are cut, and inserted after them).
+        DuckDB may use more memory as the shapes grow (``known``: how many the store and the
+        file have shown; :data:`SHAPE_MEMORY_BYTES`)."""
+        self._shapes.ctx.widen_memory_limit(SHAPE_MEMORY_BYTES * known)
         for h, s in shapes:
             row = {c: getattr(s, c) for c in SHAPE_COLUMNS[1:] if c not in ("dims", "timed")}
             self._shapes.add(**row, shape_id=h, dims=list(s.dims.items()), timed=s.tail_is_time)
