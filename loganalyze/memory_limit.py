@@ -38,7 +38,7 @@ def file_backed(con) -> bool:
 def lowered_memory_limit(con, limit: str):
     """Lower DuckDB's memory limit to ``limit`` (never raise it) inside the block, then
     restore it.  The setting is the database instance's: every connection to it sees it.
-    Yields the limit it lowered, in bytes, when it lowered it (else None)."""
+    Yields the limit in force before, in bytes, when it lowered it (else None)."""
     try:
         current = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
         smaller = setting_bytes(limit) < setting_bytes(current)

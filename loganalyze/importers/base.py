@@ -17,13 +17,16 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Protocol, Union
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Protocol, Union
 
 import duckdb
 import pyarrow as pa
 
 from ..inputs import InputError, InputFile
 from .arrow_arrays import arrow_array
+
+if TYPE_CHECKING:
+    import polars as pl
 
 #: skipped lines held in memory before they are written to ``skipped_lines``
 SKIP_FLUSH_ROWS = 50_000
@@ -56,7 +59,7 @@ def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, data: ArrowData, se
         con.execute(f"INSERT INTO {table} BY NAME {query}")
 
 
-def skipped_text(text: "pl.Expr") -> "pl.Expr":
+def skipped_text(text: pl.Expr) -> pl.Expr:
     """A column of skipped lines' texts cut as :meth:`IngestContext.skip` cuts one: the line
     end stripped, the first :data:`SKIP_TEXT_CHARS` characters."""
     return text.str.strip_chars_end("\r\n").str.slice(0, SKIP_TEXT_CHARS)
@@ -146,10 +149,10 @@ class MemoryRoom:
 
     limit: float
     ceiling: float
-    applied: float = 0.0
+    applied: float = field(init=False)
 
     def __post_init__(self) -> None:
-        self.applied = self.applied or self.limit
+        self.applied = self.limit
 
 
 @dataclass
@@ -171,7 +174,7 @@ class IngestContext:
     _writer: Any = None
     _writing: Any = None
     #: DuckDB's memory limit the ingest lowered for this file (None where it did not)
-    memory: "MemoryRoom | None" = None
+    memory: MemoryRoom | None = None
 
     def widen_memory_limit(self, extra: int) -> None:
         """Let DuckDB use ``extra`` bytes more than the importer's limit (:class:`MemoryRoom`)
