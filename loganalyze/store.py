@@ -161,18 +161,24 @@ def temporary_setting(con, name: str, value):
 
 @contextmanager
 def restored_after(con, restore):
-    """Run ``restore(connection)`` (statements that put a setting back) when the block ends,
-    however it ends.  After an exception it runs on a connection of its own: a failed
-    statement aborted ``con``'s transaction, where a SET fails too, and the error to see is
-    the one raised, not the restore's."""
+    """Run ``restore(connection)`` (statements that put a setting back, or drop a working
+    table) when the block ends, however it ends.  After an exception the error to see is the
+    one raised, not the restore's: a failed statement aborted ``con``'s transaction, where a
+    SET or a DROP fails too, so the restore runs on ``con`` where it can (outside a
+    transaction), else on a connection of its own (a setting is the instance's; a table the
+    aborted transaction made goes with its rollback), and a failure of both is let pass."""
     try:
         yield
     except BaseException:
+        error = duckdb_engine().Error
         try:
-            with con.cursor() as other:
-                restore(other)
-        except duckdb_engine().Error:
-            pass
+            restore(con)
+        except error:
+            try:
+                with con.cursor() as other:
+                    restore(other)
+            except error:
+                pass
         raise
     restore(con)
 

@@ -15,14 +15,14 @@ columns :mod:`.arrow_arrays` builds (``pa.array`` would import pandas).
 """
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Protocol, Union
+from typing import TYPE_CHECKING, Any, Iterable, Protocol, Union
 
 import duckdb
 import pyarrow as pa
 
 from ..inputs import InputError, InputFile
+from ..store import restored_after
 from .arrow_arrays import arrow_array
 
 if TYPE_CHECKING:
@@ -65,24 +65,17 @@ def skipped_text(text: pl.Expr) -> pl.Expr:
     return text.str.strip_chars_end("\r\n").str.slice(0, SKIP_TEXT_CHARS)
 
 
-@contextmanager
-def dropped_after(con: duckdb.DuckDBPyConnection, *tables: str) -> Iterator[None]:
+def dropped_after(con: duckdb.DuckDBPyConnection, *tables: str):
     """The working ``tables`` (names as a DROP takes them: ``temp._arrow``) dropped when the
-    block ends.  On the way out of an error only as far as that can be done: a statement
-    that failed aborts the transaction it ran in (whose rollback drops the tables it made),
-    and the error to report is the block's, not the aborted transaction's refusal of the
-    DROP ("Current transaction is aborted")."""
-    try:
-        yield
-    except BaseException:
+    block ends (:func:`~loganalyze.store.restored_after`: after an error, as far as that can
+    be done, and the error reported is the block's, not the aborted transaction's refusal of
+    the DROP)."""
+
+    def drop(c) -> None:
         for table in tables:
-            try:
-                con.execute(f"DROP TABLE IF EXISTS {table}")
-            except duckdb.Error:
-                pass
-        raise
-    for table in tables:
-        con.execute(f"DROP TABLE IF EXISTS {table}")
+            c.execute(f"DROP TABLE IF EXISTS {table}")
+
+    return restored_after(con, drop)
 
 
 def _insert_each(con: duckdb.DuckDBPyConnection, inserts: list[tuple[str, ArrowData, str | None]]) -> None:
