@@ -15,7 +15,8 @@ side by side with its anchor, their reports printed together.
 4. ``bench_startup.py``: ``python -c pass``, ``import duckdb``, ``--help`` and ``summary``;
 5. inputs of real shapes (``--dialect-size``, ``--real-trace-sizes``; empty for none):
    ``bench_onednn_dialects.py`` (every corpus oneDNN dialect repeated to 1 GiB, against mawk)
-   and ``bench_trace_real.py`` (a real Kineto trace grown to 500 MB, against ``json.load``).
+   and ``bench_trace_real.py`` (the corpus's real Kineto traces, CUDA and CPU-only, each grown to
+   500 MB, against ``json.load``).
 
 Each child waits for an idle machine as it does alone and checks its answers against its
 anchor; a child that fails is reported and the others still run.  The inputs are generated
@@ -55,7 +56,7 @@ def main() -> int:
     ap.add_argument("--dialect-size", default="1G",
                     help="size each corpus oneDNN log is repeated to (bench_onednn_dialects.py); empty: none")
     ap.add_argument("--real-trace-sizes", default="500",
-                    help="MB a real Kineto trace is grown to (bench_trace_real.py); empty: none")
+                    help="MB each real Kineto trace is grown to (bench_trace_real.py); empty: none")
     ap.add_argument("--repeat", type=int, default=1, help="rounds per benchmark (medians kept)")
     ap.add_argument("--wait-idle", type=float, default=60)
     ap.add_argument("--workdir", default=str(REPO / "bench-data"))
@@ -79,7 +80,7 @@ def main() -> int:
         *([("oneDNN verbose logs of every corpus dialect", "onednn-dialects",
             ["bench_onednn_dialects.py", "--size", args.dialect_size, "--repeat", str(args.repeat), *idle])]
           if args.dialect_size else []),
-        *([("a real Kineto trace, grown", "trace-real",
+        *([("real Kineto traces, grown", "trace-real",
             ["bench_trace_real.py", "--sizes", args.real_trace_sizes, "--rounds", str(args.repeat), *idle])]
           if args.real_trace_sizes else []),
         ("start-up", "startup",

@@ -34,8 +34,12 @@ def test_every_oneDNN_dialect_repeated_gives_the_expected_answers_times_the_copi
     assert not list(tmp_path.glob("*.log"))  # the repeated copies are removed
 
 
-def test_a_real_trace_grown_gives_the_expected_answers_times_the_copies(tmp_path):
+def test_each_real_trace_grown_gives_the_expected_answers_times_the_copies(tmp_path):
+    # the corpus's two Kineto traces by default: the CUDA one and the CPU-only one, whose
+    # summary must say it has no kernels
     out = _run("bench_trace_real.py", "--sizes", "3", "--rounds", "1", "--wait-idle", "0", "--workdir", str(tmp_path))
-    [row] = [line for line in out.splitlines() if line.startswith("| 3 |")]
-    copies = int(row.split("|")[2].replace(",", ""))
-    assert copies >= 8 and row.rstrip().endswith("| yes |")
+    rows = [line for line in out.splitlines() if line.startswith("| `hta_")]
+    assert [row.split("`")[1][:14] for row in rows] == ["hta_critical_p", "hta_cpu_only__"]
+    for row in rows:
+        size, copies = (int(row.split("|")[k].replace(",", "")) for k in (2, 3))
+        assert size == 3 and copies >= 8 and row.rstrip().endswith("| yes |")
