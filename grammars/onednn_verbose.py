@@ -219,39 +219,71 @@ dim_value = pp.Regex(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 NAMED_DIM = r"[a-z]+-?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
 SHAPE_DIM = r"(?:\d+|\*|\?)"
 TENSOR_SHAPE = SHAPE_DIM + r"(?:x" + SHAPE_DIM + r")*"
+_NAMED_PAIR = re.compile(r"([a-z]+)(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)")
+
+
+def _named_pairs(text: str) -> list[tuple[str, str]]:
+    """``mb2_ic16oc16...`` -> ``[("mb", "2"), ("ic", "16"), ("oc", "16"), ...]``"""
+    return _NAMED_PAIR.findall(text)
+
+
+def _tensor_shapes(text: str) -> list[list[str]]:
+    """``256x256:256x1`` -> ``[["256", "256"], ["256", "1"]]``"""
+    return [shape.split("x") for shape in text.split(":")]
+
+
 #: ``mb2_ic16oc16_ih7oh7kh5...``: name/value pairs, ``_`` between groups
-named_dims = pp.Regex(r"(?:" + NAMED_DIM + r"_?)+$")("named").add_parse_action(
-    lambda t: [re.findall(r"([a-z]+)(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)", t[0])]
-)
+named_dims = pp.Regex(r"(?:" + NAMED_DIM + r"_?)+$")("named").add_parse_action(lambda t: [_named_pairs(t[0])])
 #: ``2x16x7x7`` or, for matmul, ``256x256:256x256``
 tensor_shapes = pp.Regex(TENSOR_SHAPE + r"(?::" + TENSOR_SHAPE + r")*$")("shapes").add_parse_action(
-    lambda t: [[shape.split("x") for shape in t[0].split(":")]]
+    lambda t: [_tensor_shapes(t[0])]
 )
 problem_descriptor = named_dims | tensor_shapes
 #: the whole text as a problem descriptor (built once: pyparsing elements are costly to make)
 _problem_whole = problem_descriptor + pp.StringEnd()
 
 
-@lru_cache(maxsize=65536)
-def parse_problem(text: str) -> dict[str, str]:
-    """Named dimensions of a problem descriptor; ``{}`` when it has another form."""
-    if not text:
-        return {}
+#: what pyparsing skips before an element (its default whitespace)
+_WHITESPACE = pp.ParserElement.DEFAULT_WHITE_CHARS
+
+
+def _problem_parts(text: str) -> tuple[str, list] | None:
+    """``("named", pairs)`` or ``("shapes", shapes)`` as :data:`_problem_whole` reads
+    ``text``, None when it does not.  Text without whitespace around it is matched by the
+    two alternatives' compiled regexes directly, in their order (pyparsing's ``parse_string``
+    was 10 of the 25 us a distinct shape took: a log with dynamic batch sizes has a distinct
+    problem descriptor every few lines); other text goes through pyparsing, which skips
+    that whitespace."""
+    if text.strip(_WHITESPACE) == text:
+        for element, parts in ((named_dims, _named_pairs), (tensor_shapes, _tensor_shapes)):
+            if element.re.match(text):
+                return element.resultsName, parts(text)
+        return None
     try:
         res = _problem_whole.parse_string(text)
     except pp.ParseException:
+        return None
+    name = "named" if "named" in res else "shapes"
+    return name, res[name]
+
+
+@lru_cache(maxsize=65536)
+def parse_problem(text: str) -> dict[str, str]:
+    """Named dimensions of a problem descriptor; ``{}`` when it has another form."""
+    parts = _problem_parts(text) if text else None
+    if parts is None:
         return {}
     out: dict[str, str] = {}
-    if "named" in res:
-        for name, value in res["named"]:
+    if parts[0] == "named":
+        for name, value in parts[1]:
             key = name
             n = 2
             while key in out:  # repeated names (never in practice) keep every value
                 key = f"{name}{n}"
                 n += 1
             out[key] = value
-    elif "shapes" in res:
-        for i, shape in enumerate(res["shapes"]):
+    else:
+        for i, shape in enumerate(parts[1]):
             out[f"t{i}"] = "x".join(shape)
     return out
 
@@ -298,7 +330,8 @@ class Shape:
     detail: str = ""
     info_kind: str = ""
     dims: dict[str, str] = dc_field(default_factory=dict)
-    md_list: list[dict[str, str]] = dc_field(default_factory=list)
+    #: the memory descriptors as rows (a tuple made once per ``mds`` text, shared by its shapes)
+    md_list: tuple[dict[str, str], ...] = ()
 
 
 def op_class_of(operation: str, component: str) -> str:
@@ -338,19 +371,25 @@ def _fill_primitive(shape: Shape, layout: str, values: list[str]) -> None:
     shape.aux = row["aux"]
     shape.problem = row["problem"]
     try:
-        mds = parse_mds(shape.mds)
+        shape.md_list, shape.dtype = _md_rows(shape.mds)
     except pp.ParseException:
-        mds = ()
-    shape.md_list = [
-        {k: v for k, v in md.__dict__.items()} for md in mds
-    ]
-    shape.dtype = next((md.dt for md in mds if md.dt and md.dt != "undef"), "")
+        shape.md_list, shape.dtype = (), ""
     try:
         aux = dict(parse_aux(shape.aux))
     except pp.ParseException:
         aux = {}
     shape.alg = aux.get("alg", "")
     shape.dims = parse_problem(shape.problem)
+
+
+@lru_cache(maxsize=65536)
+def _md_rows(text: str) -> tuple[tuple[dict[str, str], ...], str]:
+    """The memory descriptors of ``text`` as :attr:`Shape.md_list` holds them (dicts shared
+    by the shapes with this text, as their cached ``dims`` are), and the first defined data
+    type among them: made once per text, not per shape."""
+    mds = parse_mds(text)
+    return (tuple(dict(md.__dict__) for md in mds),
+            next((md.dt for md in mds if md.dt and md.dt != "undef"), ""))
 
 
 def _leading(text: str) -> dict | pp.ParseException:

@@ -479,6 +479,27 @@ def test_eltwise_alg_and_lrn_problem_in_a_line():
     assert [m["arg"] for m in e.md_list] == ["data", "diff"]
 
 
+_PROBLEM_TEXT = st.lists(st.sampled_from(["mb", "ic", "g", "beta", "2", "16", "0.75", "-3", "e5", "e-2", "x", ":",
+                                          "_", "*", "?", " ", "\n", "\t", "\r", ".", "ls", "a1"]),
+                          min_size=1, max_size=9).map("".join)
+
+
+@given(st.one_of(_PROBLEM_TEXT, st.text(max_size=30)))
+@settings(max_examples=400, deadline=None)
+def test_problem_descriptors_match_pyparsing(text):
+    """``parse_problem`` matches the two alternatives' regexes directly: the same parts as
+    pyparsing's ``parse_string`` of the whole descriptor (whitespace around it included)."""
+    try:
+        res = g._problem_whole.parse_string(text)
+    except pp.ParseException:
+        want = None
+    else:
+        name = "named" if "named" in res else "shapes"
+        want = (name, [list(x) if isinstance(x, list) else x for x in res[name]])
+    got = g._problem_parts(text)
+    assert (None if got is None else (got[0], list(got[1]))) == want
+
+
 _LEAD_TEXT = st.lists(st.sampled_from(["onednn_verbose", "dnnl_verbose", "mkldnn_verbose", "v1", "v", "12.5", "3.",
                                        "primitive", "graph", "exec", "create:cache_miss", "info", "", " ", "\n",
                                        "\r", "x,y", "cpu"]), min_size=1, max_size=7).map(",".join)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import sys
 from functools import partial
+from itertools import chain
 
 import numpy as np
 import pyarrow as pa
@@ -87,12 +88,18 @@ def arrow_array(values: list, arrow_type: pa.DataType) -> pa.Array:
 def _assemble(flat, values: list, arrow_type: pa.DataType) -> pa.Array:
     """Nested columns put together by pyarrow from children built by ``flat``."""
     if pa.types.is_map(arrow_type):  # (key, value) pairs or dicts, as pa.array takes them
-        pairs = [None if v is None else list(v.items() if isinstance(v, dict) else v) for v in values]
-        offsets, items = _list_parts(pairs)
-        keys = _assemble(flat, [k for k, _ in items], arrow_type.key_type)
-        vals = _assemble(flat, [x for _, x in items], arrow_type.item_type)
+        # keys and values straight from each dict, not as one (key, value) tuple an item:
+        # a log with many distinct shapes made ~100 k lists and 1.5 M tuples per insert of
+        # its shapes, and the garbage collector went through them (docs/benchmarks.md)
+        maps = [v if v is None or isinstance(v, dict) else list(v) for v in values]
+        present = [v for v in maps if v is not None]
+        offsets = pa.py_buffer(np.concatenate([np.zeros(1, np.int32), np.cumsum(
+            [0 if v is None else len(v) for v in maps], dtype=np.int64).astype(np.int32)]))
+        keys = list(chain.from_iterable(v.keys() if isinstance(v, dict) else (k for k, _ in v) for v in present))
+        vals = list(chain.from_iterable(v.values() if isinstance(v, dict) else (x for _, x in v) for v in present))
         fields = [arrow_type.key_field, arrow_type.item_field]
-        entries = _from_buffers(pa.struct(fields), len(items), None, children=[keys, vals])
+        entries = _from_buffers(pa.struct(fields), len(keys), None, children=[
+            _assemble(flat, keys, arrow_type.key_type), _assemble(flat, vals, arrow_type.item_type)])
         return _from_buffers(arrow_type, len(values), _is_none(values), offsets, children=[entries])
     if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
         offsets, items = _list_parts(values, large=pa.types.is_large_list(arrow_type))

@@ -62,6 +62,10 @@ SHAPE_COLUMNS = [
 ]
 
 
+#: the columns of SHAPE_COLUMNS that are fields of the parsed shape by the same name
+_SHAPE_FIELDS = frozenset(SHAPE_COLUMNS) - {"shape_id", "timed"}
+
+
 @dataclass
 class _Cut:
     """A batch cut by :meth:`OneDNNVerboseImporter._cut_batch`: its events, their
@@ -75,6 +79,22 @@ class _Cut:
     found: pl.DataFrame | None = None
     #: the lines skipped with ``rows`` (``line_no``, ``reason``, ``text``), if any
     skipped: pl.DataFrame | None = None
+
+
+class _Statuses(dict):
+    """shape_id -> ``"ok"`` (a complete timed shape), ``"rekey"`` (read the line whole),
+    ``"whole"`` (a whole-line shape) or ``"bad"`` (a whole line the grammar rejects); with
+    the ids given the first two statuses, in the order they were first set (the importer
+    sets each id once)."""
+
+    def __init__(self):
+        super().__init__()
+        self.ids: dict[str, list[int]] = {"ok": [], "rekey": []}
+
+    def __setitem__(self, shape_id: int, status: str) -> None:
+        if shape_id not in self and status in self.ids:
+            self.ids[status].append(shape_id)
+        super().__setitem__(shape_id, status)
 
 
 class _Known(NamedTuple):
@@ -172,9 +192,7 @@ class OneDNNVerboseImporter:
         con = ctx.con
         #: shape ids of the keys seen in this file, by polars' hash of the key
         self._ids = pl.DataFrame(schema={"key_hash": pl.UInt64, "shape_id": pl.UInt64})
-        # shape_id -> "ok" (a complete timed shape), "rekey" (read the line whole),
-        # "whole" (a whole-line shape) or "bad" (a whole line the grammar rejects)
-        known: dict[int, str] = {}
+        known = _Statuses()
         for shape_id, timed in con.execute("SELECT shape_id, timed FROM onednn_shapes").fetchall():
             known[shape_id] = "ok" if timed else "whole"
         #: the lines keyed whole so far in this file whose whole-line shape is good: polars'
@@ -184,7 +202,8 @@ class OneDNNVerboseImporter:
         #: BAD_TEXT_BYTES of text in all)
         self._bads = pl.DataFrame(schema={"line_hash": pl.UInt64, "reason": pl.String, "text": pl.String})
         self._bad_room = BAD_TEXT_BYTES
-        self._statuses = _Known(None, None, None, None, None)  # (a file before this one may have left its own)
+        none = pl.Series(dtype=pl.UInt64)
+        self._statuses = _Known(None, none, none, None, None)  # (a file before this one may have left its own)
         self._publish(known)
         # (a shape already stored, e.g. on a hash collision, is left as it is)
         self._shapes = RowBuffer(ctx, "onednn_shapes", SHAPE_COLUMNS,
@@ -244,7 +263,7 @@ class OneDNNVerboseImporter:
         ctx.source.update(crlf_lines=stats.crlf, ends_with_newline=stats.ends_with_newline)
         self._describe_source(ctx)
 
-    def _publish(self, known: dict[int, str]) -> None:
+    def _publish(self, known: _Statuses) -> None:
         """What the cut workers read of ``known`` (:meth:`_cut_batch`), made again each time
         it, :attr:`_wholes` or :attr:`_bads` grows (:class:`_Known`)."""
         import polars as pl
@@ -252,10 +271,12 @@ class OneDNNVerboseImporter:
         was = self._statuses
         if was.size == len(known) and was.wholes is self._wholes and was.bads is self._bads:
             return
-        ok, rekey = ([h for h, s in known.items() if s == status] for status in ("ok", "rekey"))
+        # the ids added since (a log of many distinct shapes adds some every batch: making
+        # the Series of every id again each time grew with the shapes)
+        ok, rekey = (pl.concat([old, pl.Series(known.ids[status][len(old):], dtype=pl.UInt64)])
+                     for old, status in ((was.ok, "ok"), (was.rekey, "rekey")))
         # one tuple, replaced whole: a worker reads one size with its lists
-        self._statuses = _Known(len(known), pl.Series(ok, dtype=pl.UInt64), pl.Series(rekey, dtype=pl.UInt64),
-                                self._wholes, self._bads)
+        self._statuses = _Known(len(known), ok, rekey, self._wholes, self._bads)
 
     def _cut_batch(self, lines) -> _Cut:
         """A batch's lines cut (``onednn_cut.cut_batch``), their odd times read
@@ -291,7 +312,7 @@ class OneDNNVerboseImporter:
             done = _keyed_whole(done)
         return _Cut(events, cut.event_rows(done), size, skipped=skipped)
 
-    def _ingest_cut(self, ctx: IngestContext, done: _Cut, known: dict[int, str]) -> None:
+    def _ingest_cut(self, ctx: IngestContext, done: _Cut, known: _Statuses) -> None:
         """The events of one batch's cut verbose lines (from :meth:`_cut_batch`) into
         ``onednn_events``: odd times read, new shapes parsed, lines whose last field is not a
         time keyed whole, bad lines skipped.
@@ -315,7 +336,7 @@ class OneDNNVerboseImporter:
             fresh = done.found.filter(~pl.col("key_hash").is_in(self._ids["key_hash"].implode()))
             if fresh.height:
                 self._ids = pl.concat([self._ids, fresh.select("key_hash", "shape_id")])
-                new = fresh.filter(~pl.col("shape_id").is_in(list(known)))
+                new = fresh.filter(pl.Series([h not in known for h in fresh["shape_id"]], dtype=pl.Boolean))
                 if new.height:
                     self._parse_new_keys(ctx, new, known)
                     self._publish(known)
@@ -329,7 +350,7 @@ class OneDNNVerboseImporter:
         ctx.insert_behind("onednn_events", cut.event_rows(events), cut.events_insert(ctx.source_id), skipped=skipped)
 
     # ------------------------------------------------------------------ shapes
-    def _parse_new_keys(self, ctx: IngestContext, new: pl.DataFrame, known: dict[int, str]) -> None:
+    def _parse_new_keys(self, ctx: IngestContext, new: pl.DataFrame, known: _Statuses) -> None:
         shapes = []
         for h, key in new.select("shape_id", "key").iter_rows():
             shape = g.parse_shape(key)
@@ -354,7 +375,7 @@ class OneDNNVerboseImporter:
         return events.filter(~is_bad)
 
     def _rekey(self, events: pl.DataFrame, rekey_ids: pl.Series,
-               known: dict[int, str]) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+               known: _Statuses) -> tuple[pl.DataFrame, pl.DataFrame | None]:
         """Lines whose last field is not a time: keyed and parsed on the whole line, and
         without a time; the lines the grammar rejects whole are left out and returned as
         skipped (``line_no``, ``reason``, ``text``; None when there are none).  A line this
@@ -413,9 +434,11 @@ class OneDNNVerboseImporter:
         DuckDB may use more memory as the shapes grow (``known``: how many the store and the
         file have shown; :data:`SHAPE_MEMORY_BYTES`)."""
         self._shapes.ctx.widen_memory_limit(SHAPE_MEMORY_BYTES * known)
-        for h, s in shapes:
-            row = {c: getattr(s, c) for c in SHAPE_COLUMNS[1:] if c not in ("dims", "timed")}
-            self._shapes.add(**row, shape_id=h, dims=list(s.dims.items()), timed=s.tail_is_time)
+        if not shapes:
+            return
+        ids, parsed = zip(*shapes)
+        self._shapes.add_columns(len(ids), shape_id=list(ids), timed=[s.tail_is_time for s in parsed],
+                                 **{c: [getattr(s, c) for s in parsed] for c in SHAPE_COLUMNS if c in _SHAPE_FIELDS})
 
     # ------------------------------------------------------------------ source description
     def _describe_source(self, ctx: IngestContext) -> None:
