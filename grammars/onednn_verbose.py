@@ -267,7 +267,7 @@ def _problem_parts(text: str) -> tuple[str, list] | None:
     return name, res[name]
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=4096)
 def parse_problem(text: str) -> dict[str, str]:
     """Named dimensions of a problem descriptor; ``{}`` when it has another form."""
     parts = _problem_parts(text) if text else None

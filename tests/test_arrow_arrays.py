@@ -3,7 +3,10 @@ arrays, or an error where ``pa.array`` gives one (``arrow_array`` then asks ``pa
 whose error the caller sees)."""
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
+import polars as pl
 import pyarrow as pa
 import pytest
 from hypothesis import example, given, settings
@@ -23,20 +26,25 @@ VALUE = st.one_of(
 )
 
 
+#: the builders arrow_array tries before pa.array: numpy, and polars once an importer has loaded it
+BUILDERS = [aa._flat_by_numpy, partial(aa._flat_by_polars, pl)]
+
+
 def _same(values, arrow_type):
-    """The numpy builder gives pa.array's array, or raises where pa.array raises."""
+    """Each builder gives pa.array's array, or raises where pa.array raises."""
     try:
         want = pa.array(values, arrow_type)
     except (pa.ArrowException, TypeError, ValueError, OverflowError, UnicodeError):
         want = None
-    try:
-        got = aa._assemble(aa._flat_by_numpy, values, arrow_type)
-    except (TypeError, ValueError, OverflowError, UnicodeError, pa.ArrowException):
-        got = None  # arrow_array asks pa.array then
-    if got is not None:
-        assert want is not None, f"{values!r} as {arrow_type}: pa.array refuses them"
+    for flat in BUILDERS:
+        try:
+            got = aa._assemble(flat, values, arrow_type)
+        except (TypeError, ValueError, OverflowError, UnicodeError, pa.ArrowException, pl.exceptions.PolarsError):
+            continue  # arrow_array asks the next builder, then pa.array
+        assert want is not None, f"{values!r} as {arrow_type}: pa.array refuses them ({flat})"
         got.validate(full=True)
-        assert got.type == want.type and (got.equals(want) or _equal_with_nan(got, want)), (values, arrow_type, got, want)
+        assert got.type == want.type and (got.equals(want) or _equal_with_nan(got, want)), (
+            values, arrow_type, got, want, flat)
 
 
 def _equal_with_nan(a: pa.Array, b: pa.Array) -> bool:

@@ -26,9 +26,10 @@ How a file goes in (see docs/benchmarks.md for what each step costs):
 from __future__ import annotations
 
 from collections import deque
+from itertools import islice
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Iterable, NamedTuple
 
 from ..grammars import onednn_verbose as g
 from ..inputs import InputError
@@ -50,6 +51,11 @@ CUT_WORKERS = 2
 #: shows (IngestContext.widen_memory_limit): a log of 830,000 distinct shapes (every other
 #: line a distinct info line, 64 MiB) passed with 200 MB, not with 100 MB
 SHAPE_MEMORY_BYTES = 160
+#: shapes held before they are inserted (a log of dynamic batch sizes shows hundreds of
+#: thousands; the usual log's few thousand are inserted at once, at the end)
+SHAPE_ROWS_HELD = 16384
+#: new shapes parsed before they go into :attr:`OneDNNVerboseImporter._shapes` as columns
+SHAPES_AT_ONCE = 4096
 #: the most text of a file's bad whole lines kept for the cut workers to skip them (bytes of
 #: the texts as skipped; past it the lines go through the main thread)
 BAD_TEXT_BYTES = 8 << 20
@@ -206,7 +212,7 @@ class OneDNNVerboseImporter:
         self._statuses = _Known(None, none, none, None, None)  # (a file before this one may have left its own)
         self._publish(known)
         # (a shape already stored, e.g. on a hash collision, is left as it is)
-        self._shapes = RowBuffer(ctx, "onednn_shapes", SHAPE_COLUMNS,
+        self._shapes = RowBuffer(ctx, "onednn_shapes", SHAPE_COLUMNS, limit=SHAPE_ROWS_HELD,
                                  select="SELECT * FROM _arrow WHERE shape_id NOT IN (SELECT shape_id FROM onednn_shapes)")
         #: DuckDB's try_cast and hash for the cut, on each thread's own cursor: the workers
         #: read odd times and hash new keys, and this thread hashes whole lines, while a
@@ -351,15 +357,15 @@ class OneDNNVerboseImporter:
 
     # ------------------------------------------------------------------ shapes
     def _parse_new_keys(self, ctx: IngestContext, new: pl.DataFrame, known: _Statuses) -> None:
-        shapes = []
-        for h, key in new.select("shape_id", "key").iter_rows():
-            shape = g.parse_shape(key)
-            if shape.tail_is_time:
-                known[h] = "ok"
-                shapes.append((h, shape))
-            else:
-                known[h] = "rekey"
-        self._insert_shapes(shapes, len(known))
+        def timed_shapes():
+            for h, key in new.select("shape_id", "key").iter_rows():
+                shape = g.parse_shape(key)
+                if shape.tail_is_time:
+                    known[h] = "ok"
+                    yield h, shape
+                else:
+                    known[h] = "rekey"
+        self._insert_shapes(timed_shapes(), known)
 
     @staticmethod
     def _skip_bad_times(ctx: IngestContext, events: pl.DataFrame, ok_ids: pl.Series) -> pl.DataFrame:
@@ -388,19 +394,19 @@ class OneDNNVerboseImporter:
 
         events = _with_whole_ids(events, rekey_ids, self._wholes)
         texts = cut.whole_texts(self._functions.get(), events.filter(_whole_unknown()))
-        shapes = []
-        for h2, text in (texts.unique("whole_id", keep="first", maintain_order=True).sort("whole_id")
-                         .select("whole_id", "whole").iter_rows()):
-            if h2 in known:
-                continue
-            shape = g.parse_shape(text, whole=True)
-            if shape.status == "ok":
-                known[h2] = "whole"
-                shapes.append((h2, shape))
-            else:
-                known[h2] = "bad"
-                self.bad_reason[h2] = shape.reason
-        self._insert_shapes(shapes, len(known))
+        def good_shapes():
+            for h2, text in (texts.unique("whole_id", keep="first", maintain_order=True).sort("whole_id")
+                             .select("whole_id", "whole").iter_rows()):
+                if h2 in known:
+                    continue
+                shape = g.parse_shape(text, whole=True)
+                if shape.status == "ok":
+                    known[h2] = "whole"
+                    yield h2, shape
+                else:
+                    known[h2] = "bad"
+                    self.bad_reason[h2] = shape.reason
+        self._insert_shapes(good_shapes(), known)
         texts = texts.with_columns(reason=pl.Series([self.bad_reason.get(h) for h in texts["whole_id"]],
                                                     dtype=pl.String))
         bad = texts.filter(pl.col("reason").is_not_null()).with_columns(text=skipped_text(pl.col("whole")))
@@ -425,20 +431,23 @@ class OneDNNVerboseImporter:
             self._bad_room -= int(bad["text"].str.len_bytes().sum())
             self._bads = pl.concat([self._bads, bad.select("line_hash", "reason", "text")])
 
-    def _insert_shapes(self, shapes, known: int) -> None:
-        """Rows of ``onednn_shapes`` for ``shapes`` ((id, parsed shape) pairs), kept in
-        :attr:`_shapes` until it is full or the file's lines are all read (one insert for
-        the usual few thousand shapes of a log, not one per batch that shows new ones:
-        each builds some twenty Arrow columns on the main thread while the pipeline waits;
-        their columns are built while the last batches are cut, and inserted after them).
-        DuckDB may use more memory as the shapes grow (``known``: how many the store and the
-        file have shown; :data:`SHAPE_MEMORY_BYTES`)."""
-        self._shapes.ctx.widen_memory_limit(SHAPE_MEMORY_BYTES * known)
-        if not shapes:
-            return
-        ids, parsed = zip(*shapes)
-        self._shapes.add_columns(len(ids), shape_id=list(ids), timed=[s.tail_is_time for s in parsed],
-                                 **{c: [getattr(s, c) for s in parsed] for c in SHAPE_COLUMNS if c in _SHAPE_FIELDS})
+    def _insert_shapes(self, shapes: Iterable[tuple[int, g.Shape]], known: _Statuses) -> None:
+        """Rows of ``onednn_shapes`` for ``shapes`` ((id, parsed shape) pairs, taken
+        :data:`SHAPES_AT_ONCE` at a time: a batch of a log of dynamic batch sizes brings tens
+        of thousands, which were all held at once), kept in :attr:`_shapes` until it is full
+        or the file's lines are all read (one insert for the usual few thousand shapes of a
+        log, not one per batch that shows new ones: each builds some twenty Arrow columns on
+        the main thread while the pipeline waits; their columns are built while the last
+        batches are cut, and inserted after them).  DuckDB may use more memory as the shapes
+        grow (``known``: the shapes the store and the file have shown;
+        :data:`SHAPE_MEMORY_BYTES`)."""
+        shapes = iter(shapes)
+        while chunk := list(islice(shapes, SHAPES_AT_ONCE)):
+            self._shapes.ctx.widen_memory_limit(SHAPE_MEMORY_BYTES * len(known))
+            ids, parsed = zip(*chunk)
+            self._shapes.add_columns(len(ids), shape_id=list(ids), timed=[s.tail_is_time for s in parsed],
+                                     **{c: [getattr(s, c) for s in parsed] for c in SHAPE_COLUMNS if c in _SHAPE_FIELDS})
+        self._shapes.ctx.widen_memory_limit(SHAPE_MEMORY_BYTES * len(known))
 
     # ------------------------------------------------------------------ source description
     def _describe_source(self, ctx: IngestContext) -> None:
