@@ -30,8 +30,9 @@ VALUE = st.one_of(
 BUILDERS = [aa._flat_by_numpy, partial(aa._flat_by_polars, pl)]
 
 
-def _same(values, arrow_type):
-    """Each builder gives pa.array's array, or raises where pa.array raises."""
+def _same(values, arrow_type, built: bool = False):
+    """Each builder gives pa.array's array, or raises where pa.array raises (``built``:
+    values each builder must take, of exactly their column's kinds)."""
     try:
         want = pa.array(values, arrow_type)
     except (pa.ArrowException, TypeError, ValueError, OverflowError, UnicodeError):
@@ -40,6 +41,7 @@ def _same(values, arrow_type):
         try:
             got = aa._assemble(flat, values, arrow_type)
         except (TypeError, ValueError, OverflowError, UnicodeError, pa.ArrowException, pl.exceptions.PolarsError):
+            assert not built, f"{values!r} as {arrow_type}: {flat} refuses them"
             continue  # arrow_array asks the next builder, then pa.array
         assert want is not None, f"{values!r} as {arrow_type}: pa.array refuses them ({flat})"
         got.validate(full=True)
@@ -79,7 +81,22 @@ def test_integer_columns_match_pa_array(arrow_type, values):
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.one_of(st.none(), st.lists(st.one_of(st.none(), st.text(max_size=3)), max_size=3)), max_size=5))
 def test_list_columns_match_pa_array(values):
-    _same(values, NESTED_TYPES[0])
+    _same(values, NESTED_TYPES[0], built=True)
+
+
+_ROWS = [("x", None), (), ("y",), ("x", "y", "z")]
+_MD_ROWS = [tuple({"a": x, "b": x} for x in row) for row in _ROWS]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.sampled_from(range(len(_ROWS))), st.lists(st.text(max_size=2), max_size=2)),
+                max_size=12))
+def test_list_columns_of_shared_values_match_pa_array(picks):
+    """Rows that are one object (a cached tuple: made into Arrow once, taken again by index)
+    beside rows of their own and None."""
+    _same([_ROWS[p] if isinstance(p, int) else p for p in picks], NESTED_TYPES[0], built=True)
+    md = pa.list_(pa.struct([("a", pa.string()), ("b", pa.string())]))
+    _same([_MD_ROWS[p] if isinstance(p, int) else p and [{"a": x} for x in p] for p in picks], md, built=True)
 
 
 def test_map_and_struct_columns_match_pa_array():

@@ -106,8 +106,13 @@ def _assemble(flat, values: list, arrow_type: pa.DataType) -> pa.Array:
             _assemble(flat, keys, arrow_type.key_type), _assemble(flat, vals, arrow_type.item_type)])
         return _from_buffers(arrow_type, len(values), _is_none(values), offsets, children=[entries])
     if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
-        offsets, items = _list_parts(values, large=pa.types.is_large_list(arrow_type))
+        large = pa.types.is_large_list(arrow_type)
+        distinct, which = _distinct_objects(values)
+        shared = len(distinct) < np.count_nonzero(which >= 0)
+        offsets, items = _list_parts(distinct if shared else values, large=large)
         children = _assemble(flat, items, arrow_type.value_type)
+        if shared:
+            offsets, children = _taken_again(np.frombuffer(offsets, np.int64 if large else np.int32), which, children)
         return _from_buffers(arrow_type, len(values), _is_none(values), offsets, children=[children])
     if pa.types.is_struct(arrow_type):
         fields = [arrow_type.field(i) for i in range(arrow_type.num_fields)]
@@ -118,6 +123,36 @@ def _assemble(flat, values: list, arrow_type: pa.DataType) -> pa.Array:
         ]
         return _from_buffers(arrow_type, len(values), _is_none(values), children=children)
     return flat(values, arrow_type)
+
+
+def _distinct_objects(values: list) -> tuple[list, np.ndarray]:
+    """The values that are not None, each object once (a tuple a grammar cached, shared by
+    many rows, is one object: its items are made into Arrow once), and for each value its
+    place among them (-1 for None)."""
+    places: dict[int, int] = {}
+    distinct: list = []
+    which = np.empty(len(values), dtype=np.int64)
+    for i, v in enumerate(values):
+        if v is None:
+            which[i] = -1
+            continue
+        j = places.get(id(v))
+        if j is None:
+            j = places[id(v)] = len(distinct)
+            distinct.append(v)
+        which[i] = j
+    return distinct, which
+
+
+def _taken_again(offsets: np.ndarray, which: np.ndarray, items: pa.Array) -> tuple[pa.Buffer, pa.Array]:
+    """The offsets and items of a list column whose value ``k`` is the distinct value
+    ``which[k]`` (-1: None) of a column with ``offsets`` and ``items``."""
+    present = which >= 0
+    lengths = np.where(present, np.diff(offsets)[np.maximum(which, 0)], 0)
+    out = np.concatenate([np.zeros(1, np.int64), np.cumsum(lengths, dtype=np.int64)])
+    starts = offsets[:-1][which[present]] - out[:-1][present]
+    index = np.repeat(starts, lengths[present]) + np.arange(out[-1], dtype=np.int64)
+    return pa.py_buffer(out.astype(offsets.dtype)), items.take(pa.array(index))
 
 
 def _list_parts(values: list, large: bool = False) -> tuple[pa.Buffer, list]:
