@@ -16,7 +16,8 @@ side by side with its anchor, their reports printed together.
 5. inputs of real shapes (``--dialect-size``, ``--real-trace-sizes``; empty for none):
    ``bench_onednn_dialects.py`` (every corpus oneDNN dialect repeated to 1 GiB, against mawk)
    and ``bench_trace_real.py`` (the corpus's real Kineto traces, CUDA and CPU-only, each grown to
-   500 MB, against ``json.load``).
+   500 MB, against ``json.load``); ``bench_onednn.py --dynamic-batch`` (the first oneDNN
+   log with its batch sizes drawn from 1..B: a distinct shape every few lines, against mawk).
 
 Each child waits for an idle machine as it does alone and checks its answers against its
 anchor; a child that fails is reported and the others still run.  The inputs are generated
@@ -57,6 +58,9 @@ def main() -> int:
                     help="size each corpus oneDNN log is repeated to (bench_onednn_dialects.py); empty: none")
     ap.add_argument("--real-trace-sizes", default="500",
                     help="MB each real Kineto trace is grown to (bench_trace_real.py); empty: none")
+    ap.add_argument("--dynamic-batch", type=int, default=64,
+                    help="batch sizes 1..B in the first oneDNN log, timed again (bench_onednn.py --dynamic-batch); "
+                         "0: not run")
     ap.add_argument("--repeat", type=int, default=1, help="rounds per benchmark (medians kept)")
     ap.add_argument("--wait-idle", type=float, default=60)
     ap.add_argument("--workdir", default=str(REPO / "bench-data"))
@@ -83,6 +87,10 @@ def main() -> int:
         *([("real Kineto traces, grown", "trace-real",
             ["bench_trace_real.py", "--sizes", args.real_trace_sizes, "--rounds", str(args.repeat), *idle])]
           if args.real_trace_sizes else []),
+        *([("oneDNN verbose log of dynamic batch sizes", "onednn-dynamic",
+            ["bench_onednn.py", "--sizes", args.onednn_sizes.split(",")[0], "--dynamic-batch", str(args.dynamic_batch),
+             "--repeat", str(args.repeat), "--workdir", str(work), *idle])]
+          if args.dynamic_batch else []),
         ("start-up", "startup",
          ["bench_startup.py", "--runs", "15", "--onednn-log",
           str(work / f"onednn_{args.onednn_sizes.split(',')[0]}_seed1.log")]),

@@ -147,6 +147,41 @@ def ensure_log(workdir: Path, size_label: str, seed: int, regen: bool) -> tuple[
     return path, json.loads(side.read_text()), res.seconds
 
 
+#: the problem descriptor's first number (a convolution's ``mb<N>``, a tensor's first dimension)
+_FIRST_NUMBER = re.compile(r"\d+")
+
+
+def with_dynamic_batch(path: Path, meta: dict, batch: int, seed: int) -> tuple[Path, dict]:
+    """``path`` with the first number of each exec and create line's problem descriptor (the
+    field before the time: the batch size) replaced by a random one in 1..``batch``, as a
+    serving workload whose batch size varies logs it: a distinct shape every few lines.
+    Kinds, counts and times are those of ``meta`` (the times are untouched); made once
+    and kept beside the log."""
+    out = path.with_name(f"{path.stem}_batch{batch}.log")
+    side = Path(str(out) + ".json")
+    if side.exists() and out.exists():
+        kept = json.loads(side.read_text())
+        if kept.get("dynamic_batch") == batch and kept.get("of_bytes") == meta["bytes"] \
+                and out.stat().st_size == kept["bytes"]:
+            log(f"reusing {out}")
+            return out, kept
+    log(f"writing {out} (batch sizes 1..{batch}) ...")
+    import random
+    rnd = random.Random(seed)
+
+    def batch_size(_m) -> str:
+        return str(rnd.randint(1, batch))
+    with open(path, encoding="utf-8", newline="") as f, open(out, "w", encoding="utf-8", newline="") as o:
+        for line in f:
+            if ",exec," in line or ",create" in line:
+                head, problem, tail = line.rsplit(",", 2)
+                line = f"{head},{_FIRST_NUMBER.sub(batch_size, problem, count=1)},{tail}"
+            o.write(line)
+    kept = dict(meta, path=str(out), bytes=out.stat().st_size, of_bytes=meta["bytes"], dynamic_batch=batch)
+    side.write_text(json.dumps(kept, indent=1))
+    return out, kept
+
+
 def awk_program(meta: dict) -> str:
     rules = []
     # the timestamped layout first: its op field ($5) is the kind field of neither layout
@@ -239,6 +274,8 @@ def mawk_bin() -> str:
 def bench_size(args, size_label: str) -> dict:
     workdir = Path(args.workdir)
     path, meta, gen_s = ensure_log(workdir, size_label, args.seed, args.regen)
+    if args.dynamic_batch:
+        path, meta = with_dynamic_batch(path, meta, args.dynamic_batch, args.seed)
     prog = awk_program(meta)
     awk_cmd = [args.mawk, "-F,", prog, str(path)]
     log(f"(a) warm-up (untimed): {shlex.join(awk_cmd)}")
@@ -275,7 +312,7 @@ def bench_size(args, size_label: str) -> dict:
     res = {
         "size_label": size_label, "path": str(path), "bytes": meta["bytes"], "lines": meta["lines_total"],
         "exec_lines": sum(v["exec_count"] for v in meta["per_kind"].values()),
-        "distinct": meta["distinct_primitives_used"], "generation_s": gen_s,
+        "distinct": meta["distinct_primitives_used"], "dynamic_batch": meta.get("dynamic_batch"), "generation_s": gen_s,
         "awk_cmd": awk_cmd, "awk_s": awk_best.seconds, "awk_all_s": [r.seconds for r in awk_runs],
         "awk_rss_mb": awk_best.rss_mb, "awk_cpu_s": awk_best.cpu,
         "ingest_cmd": ingest_cmd, "ingest_s": ing.seconds, "ingest_rss_mb": ing.rss_mb, "ingest_cpu_s": ing.cpu, "ingest_other_cpu_s": ing.other_cpu,
@@ -313,7 +350,9 @@ def report(args, env: dict, results: list[dict], argv: list[str]) -> str:
     L.append("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         L.append(
-            f"| {r['size_label']} ({fmt_bytes(r['bytes'])}) | {r['lines']:,} ({r['exec_lines']:,}) | {r['distinct']} "
+            f"| {r['size_label']} ({fmt_bytes(r['bytes'])}"
+            + (f", batch sizes 1..{r['dynamic_batch']}" if r.get("dynamic_batch") else "")
+            + f") | {r['lines']:,} ({r['exec_lines']:,}) | {r['distinct']} "
             f"| {r['awk_s']:.2f} | {r['ingest_s']:.2f} | {r['ingest_s'] / r['awk_s']:.2f} | {r['ingest_rss_mb']:.0f} "
             f"| {r['summary_s']:.3f} | {r['summary_s'] / r['awk_s']:.3f} | {fmt_bytes(r['db_bytes'])} "
             f"| {'yes' if not r['problems'] else 'NO: ' + '; '.join(r['problems'][:3])} |"
@@ -385,6 +424,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--wait-idle", type=float, default=600,
                     help="before each timed run, wait up to this many seconds for other processes to go quiet")
     ap.add_argument("--keep-db", action="store_true", help="keep the benchmark databases")
+    ap.add_argument("--dynamic-batch", type=int, default=0, metavar="B",
+                    help="time the log with each exec/create line's batch size (the problem descriptor's first "
+                         "number) drawn from 1..B instead: a distinct shape every few lines (0: as generated)")
     default_la = Path(sys.executable).parent / "loganalyze"
     ap.add_argument("--loganalyze", default=str(default_la) if default_la.exists() else (shutil.which("loganalyze") or "loganalyze"))
     ap.add_argument("--mawk", default=shutil.which("mawk") or "/usr/bin/mawk")
