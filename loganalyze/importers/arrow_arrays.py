@@ -9,13 +9,15 @@ pulls in):
 
 - :func:`numpy_array`: a 1-D numpy array of numbers or booleans, with an optional null
   mask; the numbers are not copied.
-- :func:`arrow_array`: a list of Python values for a column of a given Arrow type.  Flat
-  columns of short lists (see :data:`NUMPY_MAX_VALUES`) are built by numpy from values of
-  exactly the column's kind (``int`` for integers, ``str`` for text, ...), long ones (and
-  short ones numpy does not take) by polars when an importer has loaded it (its first
-  column imports ``pyarrow.compute``, ~25 ms); nested ones (maps, lists, structs) are put
-  together from flat children.  Anything else (other types, other values) goes to
-  ``pa.array`` itself, which also gives its errors; so do long lists without polars.
+- :func:`arrow_array`: a list of Python values for a column of a given Arrow type, from
+  values of exactly the column's kind (``int`` for integers, ``str`` for text, ...: one
+  check, :func:`_check_kinds`, for both builders).  Flat columns are built by polars when
+  an importer has loaded it (lists of :data:`POLARS_FIRST_VALUES` or more; its first column
+  imports ``pyarrow.compute``, ~25 ms), else by numpy (lists of up to
+  :data:`NUMPY_MAX_VALUES`); nested ones (maps, lists, structs) are put together from flat
+  children, the rows of a list column that are one object (a tuple a grammar cached) made
+  once.  Anything else (other types, other values) goes to ``pa.array`` itself, which also
+  gives its errors; so do long lists without polars.
 """
 from __future__ import annotations
 

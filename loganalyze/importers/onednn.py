@@ -26,9 +26,9 @@ How a file goes in (see docs/benchmarks.md for what each step costs):
 from __future__ import annotations
 
 from collections import deque
-from itertools import islice
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import islice
 from typing import TYPE_CHECKING, Iterable, NamedTuple
 
 from ..grammars import onednn_verbose as g
@@ -394,6 +394,7 @@ class OneDNNVerboseImporter:
 
         events = _with_whole_ids(events, rekey_ids, self._wholes)
         texts = cut.whole_texts(self._functions.get(), events.filter(_whole_unknown()))
+
         def good_shapes():
             for h2, text in (texts.unique("whole_id", keep="first", maintain_order=True).sort("whole_id")
                              .select("whole_id", "whole").iter_rows()):
