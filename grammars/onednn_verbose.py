@@ -296,6 +296,9 @@ template_header = pp.Regex(r"(?:prim_)?template:(?P<names>.*)")
 
 
 # --------------------------------------------------------------------------- the shape record
+#: the operation classes of primitive lines: fields in one of LAYOUTS, the problem
+#: descriptor last
+PRIMITIVE_CLASSES = ("exec", "create", "create_nested")
 OP_CLASSES = {
     "exec": "exec",
     "create": "create",
@@ -414,7 +417,32 @@ def parse_shape(text: str, whole: bool = False) -> Shape:
     complete profiling line.  When it is not (info lines, diagnostics, untimed or truncated
     lines), the caller parses the line again with ``whole=True``: ``text`` is then the whole
     line without its timestamp.
+
+    A complete profiling line's problem descriptor is its key's last field, and nothing else
+    of the shape depends on it: the rest is parsed once per key without that field
+    (:func:`_before_problem`), the descriptor once per text (:func:`parse_problem`).  A log
+    whose batch size varies from call to call has keys that differ there only.
     """
+    before, comma, problem = text.rpartition(",")
+    if whole or not comma:
+        return _parse_shape(text, whole)
+    template = _before_problem(before)
+    if not (template.tail_is_time and template.op_class in PRIMITIVE_CLASSES):
+        return _parse_shape(text, whole)
+    shape = object.__new__(Shape)
+    shape.__dict__.update(template.__dict__, key=text, problem=problem, dims=parse_problem(problem))
+    return shape
+
+
+@lru_cache(maxsize=4096)
+def _before_problem(before: str) -> Shape:
+    """The shape of the key ``before`` + ``,`` (an empty problem descriptor), for the keys
+    that start with ``before`` and have one more field."""
+    return _parse_shape(before + ",", whole=False)
+
+
+def _parse_shape(text: str, whole: bool) -> Shape:
+    """:func:`parse_shape`, every field of ``text`` read."""
     shape = Shape(key=text)
     lead = _leading(text)
     if isinstance(lead, pp.ParseException):  # pragma: no cover - the cut matched the marker
@@ -435,7 +463,7 @@ def parse_shape(text: str, whole: bool = False) -> Shape:
         return shape
 
     cls = shape.op_class
-    if cls in ("exec", "create", "create_nested"):
+    if cls in PRIMITIVE_CLASSES:
         values = split_fields(rest)
         layout = _layout_for(shape.marker, values[0] if values else "")
         need = len(LAYOUTS[layout])

@@ -92,11 +92,14 @@ _MD_ROWS = [tuple({"a": x, "b": x} for x in row) for row in _ROWS]
 @given(st.lists(st.one_of(st.none(), st.sampled_from(range(len(_ROWS))), st.lists(st.text(max_size=2), max_size=2)),
                 max_size=12))
 def test_list_columns_of_shared_values_match_pa_array(picks):
-    """Rows that are one object (a cached tuple: made into Arrow once, taken again by index)
-    beside rows of their own and None."""
-    _same([_ROWS[p] if isinstance(p, int) else p for p in picks], NESTED_TYPES[0], built=True)
-    md = pa.list_(pa.struct([("a", pa.string()), ("b", pa.string())]))
-    _same([_MD_ROWS[p] if isinstance(p, int) else p and [{"a": x} for x in p] for p in picks], md, built=True)
+    """Rows that are one object (a cached tuple: made into Arrow once, taken again by index,
+    in lists of POLARS_FIRST_VALUES or more: here in any list) beside rows of their own and
+    None."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(aa, "POLARS_FIRST_VALUES", 0)
+        _same([_ROWS[p] if isinstance(p, int) else p for p in picks], NESTED_TYPES[0], built=True)
+        md = pa.list_(pa.struct([("a", pa.string()), ("b", pa.string())]))
+        _same([_MD_ROWS[p] if isinstance(p, int) else p and [{"a": x} for x in p] for p in picks], md, built=True)
 
 
 def test_map_and_struct_columns_match_pa_array():

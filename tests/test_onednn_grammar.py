@@ -519,3 +519,27 @@ def test_leading_fields_match_pyparsing(text):
     assert not isinstance(got, pp.ParseException)
     for name in ("marker", "version", "timestamp", "component", "operation", "rest"):
         assert got.get(name) == want.get(name), name
+
+
+def _sample_keys() -> list[str]:
+    """Every verbose line of the shipped samples without its last field."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "samples" / "onednn"
+    lines = (line for path in sorted(root.glob("*.log")) for line in path.read_text().splitlines())
+    return sorted({line.rsplit(",", 1)[0] for line in lines if g.starts_with_marker(line) and "," in line})
+
+
+_KEYS = _sample_keys()
+_LAST_FIELD = st.one_of(st.text(alphabet="mbicodhwgx0123456789:_*?.e- \t", max_size=24),
+                        st.text(max_size=12).filter(lambda t: "," not in t))
+
+
+@given(st.sampled_from(_KEYS), _LAST_FIELD)
+@settings(max_examples=500, deadline=None)
+def test_shapes_that_differ_in_the_last_field_only_parse_as_a_whole(key, last):
+    """``parse_shape`` reads the fields before a profiling line's problem descriptor once per
+    text (cached) and the descriptor apart: the same shape as every field read, for any last
+    field after any sample line's fields."""
+    text = key + "," + last
+    assert g.parse_shape(text) == g._parse_shape(text, False)

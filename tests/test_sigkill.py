@@ -145,11 +145,13 @@ def test_sigkill_loop_leaves_whole_files_and_a_completing_rerun(tmp_path, fork_s
 
 # --------------------------------------------------------------------------- SIGINT / SIGTERM
 def _big_nsys(where: Path) -> Path:
-    """The nsys sample with its kernel and runtime rows doubled 15 times (160k each, 17 MB)."""
+    """The nsys sample with its kernel and runtime rows doubled 16 times (320k each, 34 MB:
+    its ingest takes some 0.8 s, four times the signal's delay; at 160k rows the signal
+    landed after the ingest had ended in two full-suite runs of some twenty)."""
     path = Path(shutil.copy(SAMPLES / "gpu" / "nsys_2024_pytorch.sqlite", where / "big_nsys.sqlite"))
     con = sqlite3.connect(path)
     for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME"):
-        for _ in range(15):
+        for _ in range(16):
             con.execute(f"INSERT INTO {table} SELECT * FROM {table}")
     con.commit()
     con.close()

@@ -70,8 +70,10 @@ def numbers_of(column: pa.ChunkedArray) -> np.ndarray:
 #: long list is worth the one import of pandas
 NUMPY_MAX_VALUES = 20_000
 #: the shortest list built by polars before numpy once an importer has loaded polars (16 k
-#: strings: 17 against 143 ns a value; 500: 70 against 112)
-POLARS_FIRST_VALUES = 256
+#: strings: 17 against 143 ns a value; 500: 70 against 112), and the shortest list column
+#: whose rows that are one object are made once and taken again: both import
+#: ``pyarrow.compute`` (~25 ms), which a small file's ingest does not pay for
+POLARS_FIRST_VALUES = 4096
 
 
 def arrow_array(values: list, arrow_type: pa.DataType) -> pa.Array:
@@ -110,7 +112,7 @@ def _assemble(flat, values: list, arrow_type: pa.DataType) -> pa.Array:
     if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
         large = pa.types.is_large_list(arrow_type)
         distinct, which = _distinct_objects(values)
-        shared = len(distinct) < np.count_nonzero(which >= 0)
+        shared = len(values) >= POLARS_FIRST_VALUES and len(distinct) < np.count_nonzero(which >= 0)
         offsets, items = _list_parts(distinct if shared else values, large=large)
         children = _assemble(flat, items, arrow_type.value_type)
         if shared:
