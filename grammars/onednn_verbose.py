@@ -419,26 +419,31 @@ def parse_shape(text: str, whole: bool = False) -> Shape:
     line without its timestamp.
 
     A complete profiling line's problem descriptor is its key's last field, and nothing else
-    of the shape depends on it: the rest is parsed once per key without that field
-    (:func:`_before_problem`), the descriptor once per text (:func:`parse_problem`).  A log
-    whose batch size varies from call to call has keys that differ there only.
+    of the shape depends on it: the rest is read once per key without that field (the first
+    such shape is kept in :data:`_BEFORE_PROBLEM`), the descriptor once per text
+    (:func:`parse_problem`).  A log whose batch size varies from call to call has keys that
+    differ there only.
     """
     before, comma, problem = text.rpartition(",")
     if whole or not comma:
         return _parse_shape(text, whole)
-    template = _before_problem(before)
-    if not (template.tail_is_time and template.op_class in PRIMITIVE_CLASSES):
-        return _parse_shape(text, whole)
+    known = _BEFORE_PROBLEM.get(before)
+    if known is None:
+        shape = _parse_shape(text, whole)
+        if shape.tail_is_time and shape.op_class in PRIMITIVE_CLASSES:
+            if len(_BEFORE_PROBLEM) >= BEFORE_PROBLEM_KEPT:
+                _BEFORE_PROBLEM.clear()
+            _BEFORE_PROBLEM[before] = shape
+        return shape
     shape = object.__new__(Shape)
-    shape.__dict__.update(template.__dict__, key=text, problem=problem, dims=parse_problem(problem))
+    shape.__dict__.update(known.__dict__, key=text, problem=problem, dims=parse_problem(problem))
     return shape
 
 
-@lru_cache(maxsize=4096)
-def _before_problem(before: str) -> Shape:
-    """The shape of the key ``before`` + ``,`` (an empty problem descriptor), for the keys
-    that start with ``before`` and have one more field."""
-    return _parse_shape(before + ",", whole=False)
+#: complete profiling lines' shapes by their key without its last field (the problem
+#: descriptor), at most BEFORE_PROBLEM_KEPT (then it starts again)
+_BEFORE_PROBLEM: dict[str, Shape] = {}
+BEFORE_PROBLEM_KEPT = 4096
 
 
 def _parse_shape(text: str, whole: bool) -> Shape:
