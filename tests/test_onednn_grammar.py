@@ -543,3 +543,10 @@ def test_shapes_that_differ_in_the_last_field_only_parse_as_a_whole(key, last):
     field after any sample line's fields."""
     text = key + "," + last
     assert g.parse_shape(text) == g._parse_shape(text, False)
+
+
+def test_a_shape_changed_by_its_caller_does_not_change_the_next():
+    key = "onednn_verbose,primitive,exec,cpu,eltwise,jit:avx2,forward_training,data_f32::blocked:abcd::f0,,alg:eltwise_relu,"
+    first = g.parse_shape(key + "2x16x7x7")
+    first.kind = "changed"
+    assert g.parse_shape(key + "3x16x7x7").kind == "eltwise"
