@@ -214,12 +214,14 @@ def parse_attrs(text: str) -> tuple[str, ...]:
 # conv:   [g<g>]mb2_ic16oc16_ih7oh7kh5sh1dh0ph2_iw7ow7kw5sw1dw0pw2  (also id/od for 3D)
 # ip:     mb2ic1oc1          lrn: mb1ic96ih55iw55ls5beta0.75
 # shapes: 2x16x7x7           matmul: 256x256:256x256   (dims may be '*' or '?' in runtime dims)
-dim_name = pp.Regex(r"[a-z]+")
-dim_value = pp.Regex(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
-NAMED_DIM = r"[a-z]+-?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
+DIM_NAME = r"[a-z]+"
+DIM_VALUE = r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
+dim_name = pp.Regex(DIM_NAME)
+dim_value = pp.Regex(DIM_VALUE)
+NAMED_DIM = DIM_NAME + DIM_VALUE
 SHAPE_DIM = r"(?:\d+|\*|\?)"
 TENSOR_SHAPE = SHAPE_DIM + r"(?:x" + SHAPE_DIM + r")*"
-_NAMED_PAIR = re.compile(r"([a-z]+)(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)")
+_NAMED_PAIR = re.compile(f"({DIM_NAME})({DIM_VALUE})")
 
 
 def _named_pairs(text: str) -> list[tuple[str, str]]:

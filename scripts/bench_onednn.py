@@ -32,6 +32,7 @@ import argparse
 import json
 import os
 import platform
+import random
 import re
 import shlex
 import shutil
@@ -166,7 +167,6 @@ def with_dynamic_batch(path: Path, meta: dict, batch: int, seed: int) -> tuple[P
             log(f"reusing {out}")
             return out, kept
     log(f"writing {out} (batch sizes 1..{batch}) ...")
-    import random
     rnd = random.Random(seed)
 
     def batch_size(_m) -> str:

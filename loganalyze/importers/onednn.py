@@ -35,7 +35,7 @@ from ..grammars import onednn_verbose as g
 from ..inputs import InputError
 from ..lines import LineStats, iter_line_batches, prefetch
 from ..store import ThreadCursors, temporary_setting, threads_at_most
-from .base import IngestContext, RowBuffer, dropped_after, skipped_text
+from .base import IngestContext, RowBuffer, dropped_after, skipped_text, sql_string
 from .onednn_segments import insert_segments
 
 if TYPE_CHECKING:
@@ -453,6 +453,7 @@ class OneDNNVerboseImporter:
     # ------------------------------------------------------------------ source description
     def _describe_source(self, ctx: IngestContext) -> None:
         con, sid = ctx.con, ctx.source_id
+        primitive_classes = ", ".join(sql_string(c) for c in g.PRIMITIVE_CLASSES)
         # lines and timestamps per shape: one scan of the file's events for what follows
         with dropped_after(con, "temp._onednn_per_shape"):
             con.execute(
@@ -464,7 +465,7 @@ class OneDNNVerboseImporter:
             insert_segments(ctx, "_onednn_per_shape")
             ctx.source["dialect"] = self._dialect(con)
             kinds = con.execute(
-                """SELECT coalesce(sum(p.n) FILTER (WHERE s.op_class IN ('exec', 'create', 'create_nested')), 0)
+                f"""SELECT coalesce(sum(p.n) FILTER (WHERE s.op_class IN ({primitive_classes})), 0)
                    FROM _onednn_per_shape p JOIN onednn_shapes s USING (shape_id)"""
             ).fetchone()[0]
         if kinds == 0:
