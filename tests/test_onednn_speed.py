@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import polars as pl
 import pyarrow as pa
 import pytest
@@ -304,6 +305,20 @@ def test_the_compiled_cut_is_loaded_ahead_for_large_verbose_logs_only(tmp_path, 
     onednn_positions.compile_for(str(log))
     onednn_positions.compile_for(str(tmp_path / "missing.log"))  # (nothing, no error)
     assert calls == ([1] if loads else [])
+
+
+def test_one_compiled_kernel_for_every_kind_of_buffer():
+    """Batches come as bytes or bytearray; numba compiles a kernel per kind of array, and
+    only the one loaded ahead (``_load``) should be needed: a second one was compiled in the
+    middle of a machine's first large ingest of another kind of input."""
+    from numba import njit
+
+    kernel = njit(cache=True, nogil=True)(onednn_positions._pieces)  # (from the cache: fast)
+    lines = [text.encode() for text in HOSTILE]
+    batch, offsets = b"".join(lines), np.cumsum([0] + [len(b) for b in lines], dtype=np.int64)
+    got = [onednn_positions.find_pieces(data, offsets, kernel) for data in (batch, bytearray(batch))]
+    assert len(kernel.signatures) == 1
+    assert all((a == b).all() for a, b in zip(got[0], got[1]))
 
 
 # --------------------------------------------------------------------------- memory

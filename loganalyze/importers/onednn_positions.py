@@ -101,6 +101,9 @@ def find_pieces(data, offsets: np.ndarray, kernel=None) -> tuple[np.ndarray, np.
                     _MANTISSA_LIMIT)
     else:
         data = np.frombuffer(data, dtype=np.uint8) if len(data) else np.zeros(0, np.uint8)
+        # read-only whatever the buffer (bytes or bytearray): numba compiles a kernel for each
+        # kind of array, and the one loaded ahead (:func:`_load`) is then the only one
+        data.flags.writeable = False
         k = (kernel or compiled())(data, offsets, _MARKER_ROWS, rows, views, flags, values, _POWERS, _TENS,
                                    _MANTISSA_LIMIT, _MARKER_LENGTHS)
     return rows[:k], views[:, :k], flags[:k], values[:, :k]
