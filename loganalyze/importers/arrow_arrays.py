@@ -111,8 +111,10 @@ def _assemble(flat, values: list, arrow_type: pa.DataType) -> pa.Array:
         return _from_buffers(arrow_type, len(values), _is_none(values), offsets, children=[entries])
     if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
         large = pa.types.is_large_list(arrow_type)
-        distinct, which = _distinct_objects(values)
-        shared = len(values) >= POLARS_FIRST_VALUES and len(distinct) < np.count_nonzero(which >= 0)
+        shared = False
+        if len(values) >= POLARS_FIRST_VALUES:  # (shorter lists: no scan for shared rows)
+            distinct, which = _distinct_objects(values)
+            shared = len(distinct) < np.count_nonzero(which >= 0)
         offsets, items = _list_parts(distinct if shared else values, large=large)
         children = _assemble(flat, items, arrow_type.value_type)
         if shared:
