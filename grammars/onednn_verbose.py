@@ -426,18 +426,36 @@ def parse_shape(text: str, whole: bool = False) -> Shape:
     (:func:`parse_problem`).  A log whose batch size varies from call to call has keys that
     differ there only.
     """
-    before, comma, problem = text.rpartition(",")
+    before, comma, _ = text.rpartition(",")
     if whole or not comma:
         return _parse_shape(text, whole)
     known = _BEFORE_PROBLEM.get(before)
     if known is None:
         shape = _parse_shape(text, whole)
-        if shape.tail_is_time and shape.op_class in PRIMITIVE_CLASSES:
+        if key_before_problem(shape) is not None:
             if len(_BEFORE_PROBLEM) >= BEFORE_PROBLEM_KEPT:
                 _BEFORE_PROBLEM.clear()
             _BEFORE_PROBLEM[before] = _copy(shape)  # (a caller may change the one it gets)
         return shape
-    return _copy(known, key=text, problem=problem, dims=parse_problem(problem))
+    return with_problem(known, text)
+
+
+def key_before_problem(shape: Shape) -> str | None:
+    """The key of a complete profiling line's shape without its last field, the problem
+    descriptor (what the shapes that differ from it only there share: :func:`with_problem`
+    makes them from it); None for other shapes."""
+    if not (shape.tail_is_time and shape.op_class in PRIMITIVE_CLASSES):
+        return None
+    before, comma, _ = shape.key.rpartition(",")
+    return before if comma else None
+
+
+def with_problem(shape: Shape, key: str) -> Shape:
+    """The shape of ``key``, which differs from ``shape``'s key (one that
+    :func:`key_before_problem` gives a key for) only after its last comma: ``shape`` with
+    that key, its problem descriptor and dimensions."""
+    problem = key.rpartition(",")[2]
+    return _copy(shape, key=key, problem=problem, dims=parse_problem(problem))
 
 
 def _copy(shape: Shape, **fields) -> Shape:

@@ -161,6 +161,22 @@ def test_row_buffer_rows_taken_now_and_inserted_later(ctx):
         (7, 1, "a"), (7, 2, "b")]
 
 
+def test_row_buffer_rows_given_as_arrow_columns(ctx):
+    """``add_table`` takes rows already made as columns (in any column order), beside rows
+    added one by one: they count toward the limit and go in with the others."""
+    rows = RowBuffer(ctx, "profiler_tables", ["line_no", "name"], limit=4)
+    rows.add(line_no=1, name="a")
+    rows.add_table(pa.table({"name": pa.array(["b", "c"]), "line_no": pa.array([2, 3], pa.int64())}))
+    assert rows.count == 3 and rows.total == 0
+    taken = rows.take()
+    assert taken.column_names == ["line_no", "name", "source_id"] and taken.num_rows == 3
+    rows.insert(taken)
+    rows.add_table(pa.table({"line_no": pa.array([4, 5, 6, 7], pa.int64()), "name": pa.array(list("defg"))}))
+    assert rows.count == 0 and rows.total == 7  # flushed at the limit
+    assert ctx.con.execute("SELECT source_id, line_no, name FROM profiler_tables ORDER BY line_no").fetchall() == [
+        (7, i, n) for i, n in enumerate("abcdefg", start=1)]
+
+
 def test_row_buffer_rejects_unknown_columns(ctx):
     with pytest.raises(ValueError, match="no_such"):
         RowBuffer(ctx, "profiler_tables", ["line_no", "no_such"])

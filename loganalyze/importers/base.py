@@ -318,8 +318,9 @@ class IngestContext:
 
 
 class RowBuffer:
-    """Rows built in Python, inserted into ``table`` every ``limit`` rows through
-    :func:`insert_arrow`; the column types are the table's own (:func:`arrow_types`).
+    """Rows built in Python (or given as Arrow columns: :meth:`add_table`), inserted into
+    ``table`` every ``limit`` rows through :func:`insert_arrow`; the column types are the
+    table's own (:func:`arrow_types`).
 
     Given an :class:`IngestContext`, ``source_id`` is filled from it when the table has
     that column and ``columns`` does not name it, and each insert first waits for the
@@ -345,6 +346,7 @@ class RowBuffer:
             self.source_id = None  # the rows carry it, or the table has none
         self._source_id_type = types.get("source_id")
         self._cols: dict[str, list] = {c: [] for c in self.columns}
+        self._tables: list[pa.Table] = []  # rows given as Arrow columns (add_table)
         self.count = 0  # rows waiting
         self.total = 0  # rows taken out to be inserted
 
@@ -371,22 +373,34 @@ class RowBuffer:
         if self.count >= self.limit:
             self.flush()
 
+    def add_table(self, rows: pa.Table) -> None:
+        """Rows already made as Arrow columns (the buffer's ``columns``, of their types)."""
+        self._tables.append(rows.select(self.columns))
+        self.count += rows.num_rows
+        if self.count >= self.limit:
+            self.flush()
+
     def flush(self) -> None:
         """Insert the waiting rows."""
         self.insert(self.take())
 
     def take(self) -> pa.Table | None:
-        """The waiting rows as Arrow columns, taken out of the buffer (None when there are
-        none), for :meth:`insert` later: the columns can be built while ``con`` is busy."""
+        """The waiting rows as Arrow columns (those added one by one first), taken out of
+        the buffer (None when there are none), for :meth:`insert` later: the columns can be
+        built while ``con`` is busy."""
         if not self.count:
             return None
-        arrays = {c: arrow_array(v, self.types[c]) for c, v in self._cols.items()}
+        tables = self._tables
+        if len(next(iter(self._cols.values()), ())) or not tables:
+            tables.insert(0, pa.table({c: arrow_array(v, self.types[c]) for c, v in self._cols.items()}))
+        rows = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
         if self.source_id is not None:
-            arrays["source_id"] = arrow_array([self.source_id] * self.count, self._source_id_type)
+            rows = rows.append_column("source_id", arrow_array([self.source_id] * self.count, self._source_id_type))
         self.total += self.count
         self._cols = {c: [] for c in self.columns}
+        self._tables = []
         self.count = 0
-        return pa.table(arrays)
+        return rows
 
     def insert(self, rows: pa.Table | None) -> None:
         """Insert rows from :meth:`take` (nothing for None)."""

@@ -14,7 +14,9 @@ How a file goes in (see docs/benchmarks.md for what each step costs):
    keys new to the file get their shape ids (DuckDB's ``hash(key)``) once each.
 3. Keys never seen before are read once by the pyparsing grammar
    (``loganalyze.grammars.onednn_verbose.parse_shape``) into a row of ``onednn_shapes``
-   (written at the end).  When the grammar says the tail is not a time (info lines,
+   (written at the end); a batch of many (a log of dynamic batch sizes) has those that
+   differ from a shape seen only in their problem descriptor made in columns
+   (``onednn_variants``).  When the grammar says the tail is not a time (info lines,
    diagnostics, untimed or truncated lines) those lines are keyed again on the whole line
    and parsed again: on the main thread the first time the file shows a line, by the cut
    worker when the file has shown it before (a repeated header, info or cut-off line).
@@ -101,6 +103,12 @@ class _Statuses(dict):
         if shape_id not in self and status in self.ids:
             self.ids[status].append(shape_id)
         super().__setitem__(shape_id, status)
+
+    def set_all(self, shape_ids: list[int], status: str) -> None:
+        """``self[i] = status`` for each of ``shape_ids``, in order."""
+        if status in self.ids:
+            self.ids[status].extend(dict.fromkeys(i for i in shape_ids if i not in self))
+        self.update(dict.fromkeys(shape_ids, status))
 
 
 class _Known(NamedTuple):
@@ -195,6 +203,8 @@ class OneDNNVerboseImporter:
     def ingest(self, ctx: IngestContext) -> None:
         import polars as pl
 
+        from .onednn_variants import Variants
+
         con = ctx.con
         #: shape ids of the keys seen in this file, by polars' hash of the key
         self._ids = pl.DataFrame(schema={"key_hash": pl.UInt64, "shape_id": pl.UInt64})
@@ -214,6 +224,8 @@ class OneDNNVerboseImporter:
         # (a shape already stored, e.g. on a hash collision, is left as it is)
         self._shapes = RowBuffer(ctx, "onednn_shapes", SHAPE_COLUMNS, limit=SHAPE_ROWS_HELD,
                                  select="SELECT * FROM _arrow WHERE shape_id NOT IN (SELECT shape_id FROM onednn_shapes)")
+        #: the shapes new ones are made from in columns (a log of dynamic batch sizes)
+        self._variants = Variants(SHAPE_COLUMNS, self._shapes.types)
         #: DuckDB's try_cast and hash for the cut, on each thread's own cursor: the workers
         #: read odd times and hash new keys, and this thread hashes whole lines, while a
         #: batch's insert holds ``con`` (its settle had been a third of the main thread's
@@ -357,11 +369,39 @@ class OneDNNVerboseImporter:
 
     # ------------------------------------------------------------------ shapes
     def _parse_new_keys(self, ctx: IngestContext, new: pl.DataFrame, known: _Statuses) -> None:
+        """The shapes of keys new to the file (``new``: ``shape_id``, ``key``), parsed by the
+        grammar; of many at once (a log of dynamic batch sizes), those that differ from a
+        shape seen only in their problem descriptor are made in columns
+        (:mod:`.onednn_variants`), and of the others one key of each text before the
+        descriptor is parsed first (its shape may make the others)."""
+        import polars as pl
+
+        from .onednn_variants import AT_LEAST, split_keys
+
+        if new.height >= AT_LEAST:
+            new = self._made_in_columns(split_keys(new), known)
+            first = pl.col("before").is_null() | pl.col("before").is_first_distinct()
+            self._parse_keys(new.filter(first), known)
+            new = self._made_in_columns(new.filter(~first), known)
+        self._parse_keys(new, known)
+
+    def _made_in_columns(self, new: pl.DataFrame, known: _Statuses) -> pl.DataFrame:
+        """The rows of ``new`` whose shapes :attr:`_variants` makes, stored; the others returned."""
+        rows, rest = self._variants.make(new)
+        if rows is not None:
+            known.set_all(rows.column("shape_id").to_pylist(), "ok")
+            self._shapes.add_table(rows)
+            self._shapes.ctx.widen_memory_limit(SHAPE_MEMORY_BYTES * len(known))
+        return rest
+
+    def _parse_keys(self, new: pl.DataFrame, known: _Statuses) -> None:
+        """The shapes of the keys of ``new`` read by the grammar, one by one."""
         def timed_shapes():
             for h, key in new.select("shape_id", "key").iter_rows():
                 shape = g.parse_shape(key)
                 if shape.tail_is_time:
                     known[h] = "ok"
+                    self._variants.add(shape)
                     yield h, shape
                 else:
                     known[h] = "rekey"
