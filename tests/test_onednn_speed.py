@@ -116,7 +116,7 @@ def reference(con, table: pa.Table) -> pl.DataFrame:
 def polars_cut(con, table: pa.Table) -> pl.DataFrame:
     cuts = onednn_cut.cut_lines(con, table)
     keys = onednn_cut.with_shape_ids(con, onednn_cut.keys_of(cuts))
-    events = onednn_cut.with_events(cuts, keys)
+    events = onednn_cut.with_events(cuts, onednn_cut.ShapeIds().with_added(keys))
     return events.select("line_no", "shape_id", onednn_cut.key_text(), "ts_ms", onednn_cut.tail_text(), "time_ms").sort("line_no")
 
 
@@ -236,7 +236,7 @@ def test_line_batches_cut_from_their_bytes(tmp_path):
         want = reference(con, lines.table)
         cuts = onednn_cut.cut_lines(con, lines)
         keys = onednn_cut.with_shape_ids(con, onednn_cut.keys_of(cuts))
-        got = onednn_cut.with_events(cuts, keys).select(
+        got = onednn_cut.with_events(cuts, onednn_cut.ShapeIds().with_added(keys)).select(
             "line_no", "shape_id", onednn_cut.key_text(), "ts_ms", onednn_cut.tail_text(), "time_ms").sort("line_no")
         assert got.equals(want)
     assert sum(len(b.rejected) for b in batches) == 1
@@ -437,3 +437,21 @@ def test_the_cut_reads_times_and_hashes_on_cursors_of_its_own_thread(tmp_path):
         mine.execute("SELECT 1")
     assert cursors.get() is not mine  # a new one after close
     cursors.close()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 2 ** 64 - 1), max_size=20), max_size=6), st.lists(st.integers(0, 2 ** 64 - 1), max_size=30))
+def test_shape_ids_found_as_a_lookup_of_every_id_finds_them(added, asked):
+    """``ShapeIds`` (sorted arrays grown by inserts) finds the id of each hash added, in any
+    order of adding, and none for the others: as a dict of every id would."""
+    ids, every = onednn_cut.ShapeIds(), {}
+    for group in added:
+        fresh = [h for h in dict.fromkeys(group) if h not in every]
+        frame = pl.DataFrame({"key_hash": fresh, "shape_id": [h ^ 0x5555 for h in fresh]},
+                             schema={"key_hash": pl.UInt64, "shape_id": pl.UInt64})
+        ids = ids.with_added(frame)
+        every.update(zip(frame["key_hash"], frame["shape_id"]))
+    asked = asked + list(every)[:5]
+    got = ids.of_keys(pl.Series(asked, dtype=pl.UInt64)).to_list()
+    assert got == [every.get(h) for h in asked] and len(ids) == len(every)
+    assert ids.added["key_hash"].to_list() == list(every)

@@ -85,6 +85,8 @@ class _Cut:
     rows: pa.Table | None
     statuses: int
     found: pl.DataFrame | None = None
+    #: how many of the file's shape ids (:attr:`OneDNNVerboseImporter._ids`) the worker had
+    ids_seen: int = 0
     #: the lines skipped with ``rows`` (``line_no``, ``reason``, ``text``), if any
     skipped: pl.DataFrame | None = None
 
@@ -134,6 +136,12 @@ def _untimed(ok_ids: pl.Series) -> pl.Expr:
     import polars as pl
 
     return pl.col("time_ms").is_null() & _of_shapes(ok_ids)
+
+
+def _has_untimed(events: pl.DataFrame, ok_ids: pl.Series) -> bool:
+    """Whether ``events`` has :func:`_untimed` lines (the shapes looked up only when some
+    line has no time: a log of hundreds of thousands of shapes took ~15 ms a batch)."""
+    return bool(events["time_ms"].null_count()) and events.select(_untimed(ok_ids).any()).item()
 
 
 def _with_whole_ids(events: pl.DataFrame, rekey_ids: pl.Series, wholes: pl.DataFrame) -> pl.DataFrame:
@@ -203,11 +211,12 @@ class OneDNNVerboseImporter:
     def ingest(self, ctx: IngestContext) -> None:
         import polars as pl
 
+        from . import onednn_cut as cut
         from .onednn_variants import Variants
 
         con = ctx.con
         #: shape ids of the keys seen in this file, by polars' hash of the key
-        self._ids = pl.DataFrame(schema={"key_hash": pl.UInt64, "shape_id": pl.UInt64})
+        self._ids = cut.ShapeIds()
         known = _Statuses()
         for shape_id, timed in con.execute("SELECT shape_id, timed FROM onednn_shapes").fetchall():
             known[shape_id] = "ok" if timed else "whole"
@@ -308,13 +317,15 @@ class OneDNNVerboseImporter:
 
         from . import onednn_cut as cut
 
-        events = cut.with_events(cut.settle_times(self._functions.get(), cut.cut_batch(lines)), self._ids)
+        ids = self._ids
+        events = cut.with_events(cut.settle_times(self._functions.get(), cut.cut_batch(lines)), ids)
         size, ok_ids, rekey_ids, wholes, bads = self._statuses
         if events["shape_id"].null_count():
             found = cut.with_shape_ids(self._functions.get(),
                                        cut.keys_of(events.filter(pl.col("shape_id").is_null())))
-            return _Cut(cut.with_events(events, found), None, size, found)
-        if not events.height or events.select(_untimed(ok_ids).any()).item():
+            return _Cut(cut.with_events(events, cut.ShapeIds().with_added(found)), None, size, found,
+                        ids_seen=len(ids))
+        if not events.height or _has_untimed(events, ok_ids):
             return _Cut(events, None, size)
         done, skipped = events, None
         if len(rekey_ids) and events.select(_of_shapes(rekey_ids).any()).item():
@@ -350,16 +361,18 @@ class OneDNNVerboseImporter:
         if not events.height:
             return
         if done.found is not None:
-            # keys the worker did not know: new to this file, or found since it looked
-            fresh = done.found.filter(~pl.col("key_hash").is_in(self._ids["key_hash"].implode()))
+            # keys the worker did not know: new to this file, or found since it looked (the
+            # ids added after the ones it had: a log of dynamic batch sizes has 10^5 or more)
+            since = self._ids.added["key_hash"].slice(done.ids_seen)
+            fresh = done.found.filter(~pl.col("key_hash").is_in(since.implode()))
             if fresh.height:
-                self._ids = pl.concat([self._ids, fresh.select("key_hash", "shape_id")])
+                self._ids = self._ids.with_added(fresh)
                 new = fresh.filter(pl.Series([h not in known for h in fresh["shape_id"]], dtype=pl.Boolean))
                 if new.height:
                     self._parse_new_keys(ctx, new, known)
                     self._publish(known)
         ok_ids, rekey_ids = self._statuses.ok, self._statuses.rekey
-        if events.select(_untimed(ok_ids).any()).item():
+        if _has_untimed(events, ok_ids):
             events = self._skip_bad_times(ctx, events, ok_ids)
         skipped = None
         if len(rekey_ids) and events.select(_of_shapes(rekey_ids).any()).item():

@@ -179,11 +179,48 @@ def with_shape_ids(con: duckdb.DuckDBPyConnection, keys: pl.DataFrame) -> pl.Dat
     return keys.join(ids, on="key_hash", how="left")
 
 
-def with_events(cuts: pl.DataFrame, keys: pl.DataFrame) -> pl.DataFrame:
-    """``cuts`` with each line's ``shape_id`` (``keys`` from :func:`with_shape_ids`; null
-    for a key not in ``keys``; a line that has one already keeps it)."""
-    found = pl.col("key_hash").replace_strict(keys["key_hash"], keys["shape_id"], default=None,
-                                              return_dtype=pl.UInt64)
+class ShapeIds:
+    """Shape ids by polars' hash of their key (``key_hash``): in the order they were added
+    (:attr:`added`, a frame: the ids a worker had not seen are those after its count), and
+    sorted by hash for :meth:`of_keys`.  Never changed in place: :meth:`with_added` makes the
+    next (a worker thread keeps the one it read).  A polars ``replace_strict`` against every
+    id of a file built a hash table of them and sorted them each time (twice a batch, ~28 ms
+    at 562 k ids: a log of dynamic batch sizes); the sorted arrays grow by an insert."""
+
+    def __init__(self, added: pl.DataFrame | None = None, hashes: np.ndarray | None = None,
+                 ids: np.ndarray | None = None):
+        self.added = pl.DataFrame(schema={"key_hash": pl.UInt64, "shape_id": pl.UInt64}) if added is None else added
+        self._hashes = np.zeros(0, np.uint64) if hashes is None else hashes
+        self._ids = np.zeros(0, np.uint64) if ids is None else ids
+
+    def __len__(self) -> int:
+        return self.added.height
+
+    def with_added(self, keys: pl.DataFrame) -> "ShapeIds":
+        """These ids and those of ``keys`` (``key_hash``, ``shape_id``; hashes not here)."""
+        keys = keys.select(pl.col("key_hash", "shape_id").cast(pl.UInt64))
+        hashes = keys["key_hash"].to_numpy()
+        order = np.argsort(hashes, kind="stable")
+        at = np.searchsorted(self._hashes, hashes[order])
+        return ShapeIds(pl.concat([self.added, keys]), np.insert(self._hashes, at, hashes[order]),
+                        np.insert(self._ids, at, keys["shape_id"].to_numpy()[order]))
+
+    def of_keys(self, key_hash: pl.Series) -> pl.Series:
+        """The shape id of each of the hashes ``key_hash`` (null where none is here)."""
+        hashes = key_hash.to_numpy()
+        if not len(self._hashes):
+            return pl.Series(values=[None] * len(hashes), dtype=pl.UInt64)
+        at = np.minimum(np.searchsorted(self._hashes, hashes), len(self._hashes) - 1)
+        # (a table: polars takes an Arrow array through pyarrow.compute, and numpy through
+        # numpy.ma, which a small log's ingest does not import)
+        found = numpy_array(self._ids[at], mask=self._hashes[at] != hashes)
+        return pl.from_arrow(pa.table({"shape_id": found}))["shape_id"]
+
+
+def with_events(cuts: pl.DataFrame, keys: ShapeIds) -> pl.DataFrame:
+    """``cuts`` with each line's ``shape_id`` (null for a key not in ``keys``; a line that
+    has one already keeps it)."""
+    found = pl.lit(keys.of_keys(cuts["key_hash"]))
     return cuts.with_columns(shape_id=pl.coalesce("shape_id", found) if "shape_id" in cuts.columns else found)
 
 
