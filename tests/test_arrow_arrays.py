@@ -148,3 +148,18 @@ def test_numbers_of_reads_every_chunk_and_slice_without_pandas():
     code = ("import sys, numpy as np, pyarrow as pa; from loganalyze.importers.arrow_arrays import numbers_of, "
             "numpy_array; numbers_of(pa.chunked_array([numpy_array(np.arange(3))])); print('pandas' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"
+
+
+def test_list_rows_taken_again_without_pandas():
+    """A long list column whose rows are one object (a grammar's cached tuple: made into
+    Arrow once, taken again by index) imports no pandas: its index goes to Arrow as a numpy
+    array (``pa.array`` would import pandas, 0.3 s, once per process)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, polars, pyarrow as pa; from loganalyze.importers.arrow_arrays import arrow_array, "
+            "POLARS_FIRST_VALUES as n; md = ({'a': 'x'}, {'a': 'y'}); "
+            "t = pa.list_(pa.struct([('a', pa.string())])); "
+            "col = arrow_array([md] * n + [None, ({'a': 'z'},)], t); "
+            "assert col.to_pylist() == [list(md)] * n + [None, [{'a': 'z'}]]; print('pandas' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"

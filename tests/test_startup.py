@@ -79,6 +79,19 @@ def test_ingest_imports_no_pandas(tmp_path):
     assert "pandas" not in modules and "polars" not in modules and "pyarrow.compute" not in modules
 
 
+def test_a_log_of_many_shapes_imports_no_pandas(tmp_path):
+    """A log of dynamic batch sizes (thousands of shapes that differ only in their problem
+    descriptor: made in columns, and their memory descriptors one shared object, taken again
+    by index) builds its shapes' columns without ``pa.array`` too (0.3 s of pandas)."""
+    line = ("onednn_verbose,v1,primitive,exec,cpu,convolution,jit:avx2,forward_training,src:f32::blocked:aBcd8b::f0 "
+            "wei:f32::blocked:ABcd8b8a::f0 dst:f32::blocked:aBcd8b::f0,,alg:convolution_direct,"
+            "mb{}_ic64oc64_ih56oh56kh3sh1dh0ph1_iw56ow56kw3sw1dw0pw1,0.25\n")
+    log = tmp_path / "dynamic.log"
+    log.write_text("".join(line.format(n) for n in range(1, 6000)))
+    modules = _imported(["ingest", "-q", "--db", str(tmp_path / "d.duckdb"), str(log)])
+    assert "loganalyze.importers.onednn_variants" in modules and "pandas" not in modules
+
+
 def test_small_onednn_logs_are_cut_without_loading_numba(tmp_path):
     """numba takes about 0.9 s to load, more than the interpreter needs for a process's first
     lines (importers/onednn_positions.py); a log past INTERPRETED_LINES loads it.  Nor does a

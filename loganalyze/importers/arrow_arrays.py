@@ -158,7 +158,7 @@ def _taken_again(offsets: np.ndarray, which: np.ndarray, items: pa.Array) -> tup
     out = np.concatenate([np.zeros(1, np.int64), np.cumsum(lengths, dtype=np.int64)])
     starts = offsets[:-1][which[present]] - out[:-1][present]
     index = np.repeat(starts, lengths[present]) + np.arange(out[-1], dtype=np.int64)
-    return pa.py_buffer(out.astype(offsets.dtype)), items.take(pa.array(index))
+    return pa.py_buffer(out.astype(offsets.dtype)), items.take(numpy_array(index))
 
 
 def _list_parts(values: list, large: bool = False) -> tuple[pa.Buffer, list]:
