@@ -196,3 +196,17 @@ def test_a_log_of_dynamic_batch_sizes_stores_the_same_tables_either_way(tmp_path
     first, second = made.index(None), len(made) - 1
     assert sum(made[:first]) > 1000 and not any(made[first + 1:second])
     assert stored[16] == stored[10 ** 9]
+
+
+def test_past_the_shapes_kept_it_starts_again(monkeypatch):
+    """At most KEPT shapes are kept to make others from (then the kept ones are let go): a
+    key whose shape was let go is left to the grammar, the others are still made."""
+    monkeypatch.setattr(v, "KEPT", 2)
+    monkeypatch.setattr(v, "AT_LEAST", 1)
+    made = v.Variants(SHAPE_COLUMNS, shape_types())
+    for template in _TEMPLATES[:3]:
+        made.add(g._parse_shape(template, False))
+    keys = [t.rpartition(",")[0] + ",7x7" for t in _TEMPLATES[:3]]
+    new = v.split_keys(pl.DataFrame({"shape_id": [0, 1, 2], "key": keys}, schema_overrides={"shape_id": pl.UInt64}))
+    rows, rest = made.make(new)
+    assert rows.to_pylist() == grammar_rows([2], keys[2:]) and rest["shape_id"].to_list() == [0, 1]

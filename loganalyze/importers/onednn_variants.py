@@ -99,6 +99,8 @@ class Variants:
         return rows, new.filter(~pl.col("_row").is_in(found["_row"].implode())).drop("_row")
 
     def _made(self, found: pl.DataFrame, entries: pl.DataFrame) -> pa.Table:
+        """The rows of ``found`` (:meth:`make`'s, with their ``template``) and their
+        dimensions ``entries`` (:func:`_dimensions`)."""
         if self._rows is None:
             self._rows = pa.table({c: arrow_array([getattr(s, c) for s in self._shapes], self.types[c])
                                    for c in self.columns if c not in _OWN})
