@@ -24,8 +24,10 @@ from loganalyze.store import Store
 SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "onednn"
 
 
-def _sample_lines() -> list[str]:
-    return [line for path in sorted(SAMPLES.glob("*.log")) for line in path.read_text().splitlines()
+def _sample_lines(paths=None) -> list[str]:
+    """The verbose lines of ``paths`` (the shipped samples' logs by default)."""
+    paths = sorted(SAMPLES.glob("*.log")) if paths is None else paths
+    return [line for path in paths for line in path.read_text(errors="replace").splitlines()
             if g.starts_with_marker(line)]
 
 
@@ -145,11 +147,12 @@ def test_a_few_keys_at_a_time_are_left_to_the_grammar():
     assert rows.num_rows == v.AT_LEAST and rest.height == 0
 
 
-def _dynamic_log(path: Path, copies: int) -> None:
-    """The samples' verbose lines, each complete profiling line ``copies`` times with the
-    first number of its descriptor changed (a log of dynamic batch sizes), the others once."""
+def _dynamic_log(path: Path, copies: int, lines: list[str] | None = None) -> None:
+    """``lines`` (the samples' verbose lines by default), each complete profiling line
+    ``copies`` times with the first number of its descriptor changed (a log of dynamic batch
+    sizes), the others once."""
     out = []
-    for line in _sample_lines():
+    for line in _sample_lines() if lines is None else lines:
         head, _, time = line.rpartition(",")
         before, _, problem = head.rpartition(",")
         if re.search(r"\d", problem) and g.key_before_problem(g._parse_shape(_key(head), False)):
@@ -174,9 +177,20 @@ def _tables(db: Path) -> dict[str, list]:
         con.close()
 
 
-def test_a_log_of_dynamic_batch_sizes_stores_the_same_tables_either_way(tmp_path, monkeypatch):
+CORPUS_LOGS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "onednn_verbose"
+
+
+@pytest.mark.parametrize("source", ["samples", "corpus"])
+def test_a_log_of_dynamic_batch_sizes_stores_the_same_tables_either_way(tmp_path, monkeypatch, source):
+    """Made from the samples, or from the public corpus's real logs of every dialect (skipped
+    without it)."""
+    lines = None
+    if source == "corpus":
+        if not CORPUS_LOGS.is_dir():
+            pytest.skip("public corpus ../shared/corpus not present")
+        lines = _sample_lines(sorted(p for p in CORPUS_LOGS.iterdir() if p.suffix == ".log"))
     log = tmp_path / "dynamic.log"
-    _dynamic_log(log, 40)
+    _dynamic_log(log, 40, lines)
     made = []
     make = v.Variants.make
 
