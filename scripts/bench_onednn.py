@@ -400,7 +400,7 @@ def report(args, env: dict, results: list[dict], argv: list[str]) -> str:
     L.append(f"# {args.repeat} rounds of (a), (b), (c) one after another; the median of each is kept")
     L.append("# (a) once untimed first to warm the page cache")
     L.append(shlex.join(r["awk_cmd"]))
-    L.append("# (b) once untimed first on the log's first 32 MiB, into a scratch database (numba's")
+    L.append(f"# (b) once untimed first on the log's first {WARM_UP_BYTES >> 20} MiB, into a scratch database (numba's")
     L.append("#     compiled cut loaded; compiled, on a machine's first large oneDNN ingest)")
     L.append("# (b) into a fresh database each time; peak RSS of this process (wait4 rusage)")
     L.append(shlex.join(r["ingest_cmd"]))

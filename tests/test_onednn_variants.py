@@ -9,6 +9,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 import pyarrow as pa
+import pyparsing as pp
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -31,27 +32,24 @@ def _sample_lines(paths=None) -> list[str]:
             if g.starts_with_marker(line)]
 
 
+def _key(head: str) -> str:
+    """The key the cut gives a verbose line without its last field ``head`` (its timestamp
+    taken out)."""
+    lead = g._leading(head)
+    if isinstance(lead, pp.ParseException) or not lead.get("timestamp"):
+        return head
+    return head.replace("," + lead["timestamp"], "", 1)
+
+
 def _template_keys() -> list[str]:
-    """The keys of the samples' complete profiling lines (the line without its time and
-    timestamp, as the cut gives it), each text before the descriptor once."""
+    """The keys of the samples' complete profiling lines, each text before the descriptor once."""
     out = {}
     for line in _sample_lines():
-        lead = g._leading(line.rpartition(",")[0])
-        if isinstance(lead, pp_exception()):
-            continue
-        key = line.rpartition(",")[0]
-        if lead.get("timestamp"):
-            key = key.replace("," + lead["timestamp"], "", 1)
+        key = _key(line.rpartition(",")[0])
         before = g.key_before_problem(g._parse_shape(key, False))
         if before is not None:
             out.setdefault(before, key)
     return sorted(out.values())
-
-
-def pp_exception():
-    import pyparsing as pp
-
-    return pp.ParseException
 
 
 _TEMPLATES = _template_keys()
@@ -160,11 +158,6 @@ def _dynamic_log(path: Path, copies: int, lines: list[str] | None = None) -> Non
         else:
             out.append(line)
     path.write_text("\n".join(out) + "\n")
-
-
-def _key(head: str) -> str:
-    lead = g._leading(head)
-    return head.replace("," + lead["timestamp"], "", 1) if not isinstance(lead, pp_exception()) and lead.get("timestamp") else head
 
 
 def _tables(db: Path) -> dict[str, list]:

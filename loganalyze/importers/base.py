@@ -391,7 +391,7 @@ class RowBuffer:
         if not self.count:
             return None
         tables = self._tables
-        if len(next(iter(self._cols.values()), ())) or not tables:
+        if self.count > sum(t.num_rows for t in tables):  # rows added one by one
             tables.insert(0, pa.table({c: arrow_array(v, self.types[c]) for c, v in self._cols.items()}))
         rows = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
         if self.source_id is not None:
