@@ -439,19 +439,42 @@ def test_the_cut_reads_times_and_hashes_on_cursors_of_its_own_thread(tmp_path):
     cursors.close()
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.lists(st.integers(0, 2 ** 64 - 1), max_size=20), max_size=6), st.lists(st.integers(0, 2 ** 64 - 1), max_size=30))
-def test_shape_ids_found_as_a_lookup_of_every_id_finds_them(added, asked):
-    """``ShapeIds`` (sorted arrays grown by inserts) finds the id of each hash added, in any
-    order of adding, and none for the others: as a dict of every id would."""
+def _shape_ids_checked(groups: list[list[int]], asked: list[int]) -> None:
+    """``ShapeIds`` grown by ``groups`` of hashes finds, after each group, the id of each hash
+    added so far and none for the others (of ``asked`` and the hashes added): as a dict of
+    every id would."""
     ids, every = onednn_cut.ShapeIds(), {}
-    for group in added:
+    for group in groups:
         fresh = [h for h in dict.fromkeys(group) if h not in every]
         frame = pl.DataFrame({"key_hash": fresh, "shape_id": [h ^ 0x5555 for h in fresh]},
                              schema={"key_hash": pl.UInt64, "shape_id": pl.UInt64})
         ids = ids.with_added(frame)
         every.update(zip(frame["key_hash"], frame["shape_id"]))
-    asked = asked + list(every)[:5]
-    got = ids.of_keys(pl.Series(asked, dtype=pl.UInt64)).to_list()
-    assert got == [every.get(h) for h in asked] and len(ids) == len(every)
-    assert ids.added["key_hash"].to_list() == list(every)
+        question = asked + list(every)[-7:] + group[:3]
+        got = ids.of_keys(pl.Series(question, dtype=pl.UInt64)).to_list()
+        assert got == [every.get(h) for h in question]
+    everything = asked + list(every)
+    assert ids.of_keys(pl.Series(everything, dtype=pl.UInt64)).to_list() == [every.get(h) for h in everything]
+    assert len(ids) == len(every) and ids.added["key_hash"].to_list() == list(every)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 2 ** 64 - 1), max_size=20), max_size=6), st.lists(st.integers(0, 2 ** 64 - 1), max_size=30))
+def test_shape_ids_found_as_a_lookup_of_every_id_finds_them(added, asked):
+    """``ShapeIds`` (sorted arrays grown by inserts, an index of their hashes' top bits)
+    finds the ids of the hashes added, in any order of adding."""
+    _shape_ids_checked(added, asked)
+
+
+def test_shape_ids_found_through_indexes_made_again_as_they_grow_and_without_one():
+    """Thousands of ids added a few hundred at a time (the index of an earlier set shared,
+    then made again; the hashes added since it found by binary search), hashes at both ends
+    of the range, and hashes sharing their top bits (one bucket too full for the index: the
+    binary search for all) all find their ids."""
+    rng = np.random.default_rng(7)
+    groups = [rng.integers(0, 2 ** 64, size=int(k), dtype=np.uint64).tolist() for k in rng.integers(1, 600, 40)]
+    groups[3] += [0, 1, 2 ** 64 - 1, 2 ** 64 - 2]
+    asked = rng.integers(0, 2 ** 64, size=500, dtype=np.uint64).tolist() + [2 ** 63, 3]
+    _shape_ids_checked(groups, asked)
+    crowded = [[(7 << 40) + k for k in range(j, 1000, 3)] for j in range(3)]  # one top-bit bucket
+    _shape_ids_checked(crowded + [[2 ** 64 - 1 - k for k in range(100)]], asked[:50] + [(7 << 40) + 1000])

@@ -179,19 +179,65 @@ def with_shape_ids(con: duckdb.DuckDBPyConnection, keys: pl.DataFrame) -> pl.Dat
     return keys.join(ids, on="key_hash", how="left")
 
 
+#: a hash index's bucket (:class:`_Buckets`) holding more of the hashes than this (hashes
+#: that share their top bits, which a 64-bit hash of distinct keys does not make) sends the
+#: index's lookups to the binary search
+_BUCKET_MOST = 64
+
+
+class _Buckets:
+    """The sorted hashes of a :class:`ShapeIds` (and their ids) found through their top
+    bits: ``starts[b]`` is the first place of the hashes whose top bits are ``b`` (one to
+    two buckets a hash).  A lookup reads a bucket's start and its first hash, the few that
+    share a bucket the next ones.  numpy's binary search mispredicts a branch on about
+    every other of its steps: a batch's 65 k lookups among 46 k hashes took 7 ms, through
+    the buckets 4 ms (a log of dynamic batch sizes: docs/benchmarks.md, "Thirty-third
+    session")."""
+
+    def __init__(self, hashes: np.ndarray, ids: np.ndarray):
+        self.hashes, self.ids = hashes, ids
+        bits = min(int(len(hashes)).bit_length(), 24)
+        self.shift = np.uint64(64 - bits)
+        counts = np.bincount((hashes >> self.shift).astype(np.intp), minlength=1 << bits)
+        self.starts = np.zeros(len(counts) + 1, dtype=np.int32 if len(hashes) < 2 ** 31 else np.int64)
+        np.cumsum(counts, out=self.starts[1:])
+        self.usable = len(hashes) > 0 and int(counts.max()) <= _BUCKET_MOST
+
+    def find(self, hashes: np.ndarray) -> np.ndarray:
+        """The place of each of ``hashes`` among this index's (-1 where it is not one)."""
+        bucket = (hashes >> self.shift).astype(np.intp)
+        first, end = self.starts[bucket], self.starts[bucket + 1]
+        place = np.full(len(hashes), -1, dtype=np.int64)
+        todo = np.flatnonzero(first < end)  # the hashes of non-empty buckets, looked at in turn
+        step = 0
+        while len(todo):
+            at = first[todo] + step
+            hit = self.hashes[at] == hashes[todo]
+            place[todo[hit]] = at[hit]
+            todo = todo[~hit & (at + 1 < end[todo])]
+            step += 1
+        return place
+
+
 class ShapeIds:
     """Shape ids by polars' hash of their key (``key_hash``): in the order they were added
     (:attr:`added`, a frame: the ids a worker had not seen are those after its count), and
     sorted by hash for :meth:`of_keys`.  Never changed in place: :meth:`with_added` makes the
     next (a worker thread keeps the one it read).  A polars ``replace_strict`` against every
     id of a file built a hash table of them and sorted them each time (twice a batch, ~28 ms
-    at 562 k ids: a log of dynamic batch sizes); the sorted arrays grow by an insert."""
+    at 562 k ids: a log of dynamic batch sizes); the sorted arrays grow by an insert.
+
+    :meth:`of_keys` finds most hashes through an index (:class:`_Buckets`) of the sorted
+    hashes of an earlier set, shared by the sets made from it until they hold half as
+    many more (a log of dynamic batch sizes adds ids every batch, and an index costs as much to
+    make as a batch's lookups); the others by binary search."""
 
     def __init__(self, added: pl.DataFrame | None = None, hashes: np.ndarray | None = None,
-                 ids: np.ndarray | None = None):
+                 ids: np.ndarray | None = None, buckets: _Buckets | None = None):
         self.added = pl.DataFrame(schema={"key_hash": pl.UInt64, "shape_id": pl.UInt64}) if added is None else added
         self._hashes = np.zeros(0, np.uint64) if hashes is None else hashes
         self._ids = np.zeros(0, np.uint64) if ids is None else ids
+        self._buckets = buckets
 
     def __len__(self) -> int:
         return self.added.height
@@ -203,17 +249,35 @@ class ShapeIds:
         order = np.argsort(hashes, kind="stable")
         at = np.searchsorted(self._hashes, hashes[order])
         return ShapeIds(pl.concat([self.added, keys]), np.insert(self._hashes, at, hashes[order]),
-                        np.insert(self._ids, at, keys["shape_id"].to_numpy()[order]))
+                        np.insert(self._ids, at, keys["shape_id"].to_numpy()[order]), self._buckets)
+
+    def _index(self) -> _Buckets:
+        """The index :meth:`of_keys` looks in first: the one shared, or one of these hashes
+        when it has fallen half its size behind (made on the worker thread that asks first)."""
+        buckets = self._buckets
+        if buckets is None or len(self._hashes) - len(buckets.hashes) > len(buckets.hashes) // 2:
+            self._buckets = buckets = _Buckets(self._hashes, self._ids)
+        return buckets
 
     def of_keys(self, key_hash: pl.Series) -> pl.Series:
         """The shape id of each of the hashes ``key_hash`` (null where none is here)."""
         hashes = key_hash.to_numpy()
-        if not len(self._hashes):
+        n = len(self._hashes)
+        if not n:
             return pl.Series(values=[None] * len(hashes), dtype=pl.UInt64)
-        at = np.minimum(np.searchsorted(self._hashes, hashes), len(self._hashes) - 1)
+        ids, known = np.zeros(len(hashes), np.uint64), np.zeros(len(hashes), bool)
+        buckets = self._index()
+        if buckets.usable:
+            place = buckets.find(hashes)
+            ids, known = buckets.ids[np.maximum(place, 0)], place >= 0
+        if not buckets.usable or len(buckets.hashes) < n:  # the others: added since the index was made
+            rest = np.flatnonzero(~known)
+            at = np.minimum(np.searchsorted(self._hashes, hashes[rest]), n - 1)
+            hit = self._hashes[at] == hashes[rest]
+            ids[rest[hit]], known[rest[hit]] = self._ids[at[hit]], True
         # (a table: polars takes an Arrow array through pyarrow.compute, and numpy through
         # numpy.ma, which a small log's ingest does not import)
-        found = numpy_array(self._ids[at], mask=self._hashes[at] != hashes)
+        found = numpy_array(ids, mask=~known)
         return pl.from_arrow(pa.table({"shape_id": found}))["shape_id"]
 
 
