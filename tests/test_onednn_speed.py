@@ -439,10 +439,10 @@ def test_the_cut_reads_times_and_hashes_on_cursors_of_its_own_thread(tmp_path):
     cursors.close()
 
 
-def _shape_ids_checked(groups: list[list[int]], asked: list[int]) -> None:
+def _shape_ids_checked(groups: list[list[int]], asked: list[int]) -> onednn_cut.ShapeIds:
     """``ShapeIds`` grown by ``groups`` of hashes finds, after each group, the id of each hash
     added so far and none for the others (of ``asked`` and the hashes added): as a dict of
-    every id would."""
+    every id would.  Returns the last set."""
     ids, every = onednn_cut.ShapeIds(), {}
     for group in groups:
         fresh = [h for h in dict.fromkeys(group) if h not in every]
@@ -456,6 +456,7 @@ def _shape_ids_checked(groups: list[list[int]], asked: list[int]) -> None:
     everything = asked + list(every)
     assert ids.of_keys(pl.Series(everything, dtype=pl.UInt64)).to_list() == [every.get(h) for h in everything]
     assert len(ids) == len(every) and ids.added["key_hash"].to_list() == list(every)
+    return ids
 
 
 @settings(max_examples=200, deadline=None)
@@ -475,6 +476,7 @@ def test_shape_ids_found_through_indexes_made_again_as_they_grow_and_without_one
     groups = [rng.integers(0, 2 ** 64, size=int(k), dtype=np.uint64).tolist() for k in rng.integers(1, 600, 40)]
     groups[3] += [0, 1, 2 ** 64 - 1, 2 ** 64 - 2]
     asked = rng.integers(0, 2 ** 64, size=500, dtype=np.uint64).tolist() + [2 ** 63, 3]
-    _shape_ids_checked(groups, asked)
+    assert _shape_ids_checked(groups, asked)._index().usable
     crowded = [[(7 << 40) + k for k in range(j, 1000, 3)] for j in range(3)]  # one top-bit bucket
-    _shape_ids_checked(crowded + [[2 ** 64 - 1 - k for k in range(100)]], asked[:50] + [(7 << 40) + 1000])
+    ids = _shape_ids_checked(crowded + [[2 ** 64 - 1 - k for k in range(100)]], asked[:50] + [(7 << 40) + 1000])
+    assert not ids._index().usable
