@@ -262,30 +262,40 @@ class ShapeIds:
     def of_keys(self, key_hash: pl.Series) -> pl.Series:
         """The shape id of each of the hashes ``key_hash`` (null where none is here)."""
         hashes = key_hash.to_numpy()
-        n = len(self._hashes)
-        if not n:
-            return pl.Series(values=[None] * len(hashes), dtype=pl.UInt64)
         ids, known = np.zeros(len(hashes), np.uint64), np.zeros(len(hashes), bool)
-        buckets = self._index()
-        if buckets.usable:
-            place = buckets.find(hashes)
-            ids, known = buckets.ids[np.maximum(place, 0)], place >= 0
-        if not buckets.usable or len(buckets.hashes) < n:  # the others: added since the index was made
-            rest = np.flatnonzero(~known)
-            at = np.minimum(np.searchsorted(self._hashes, hashes[rest]), n - 1)
-            hit = self._hashes[at] == hashes[rest]
-            ids[rest[hit]], known[rest[hit]] = self._ids[at[hit]], True
+        if len(self._hashes):
+            ids, known = self._find(hashes, ids, known)
         # (a table: polars takes an Arrow array through pyarrow.compute, and numpy through
         # numpy.ma, which a small log's ingest does not import)
         found = numpy_array(ids, mask=~known)
         return pl.from_arrow(pa.table({"shape_id": found}))["shape_id"]
 
+    def _find(self, hashes: np.ndarray, ids: np.ndarray, known: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The ids of ``hashes`` and whether each is here (``ids``, ``known``: none found yet)."""
+        n = len(self._hashes)
+        buckets = self._index()
+        if buckets.usable:
+            place = buckets.find(hashes)
+            ids, known = buckets.ids[np.maximum(place, 0)], place >= 0
+            if len(buckets.hashes) == n:
+                return ids, known
+        rest = np.flatnonzero(~known)  # added since the index was made, or no usable index
+        at = np.minimum(np.searchsorted(self._hashes, hashes[rest]), n - 1)
+        hit = self._hashes[at] == hashes[rest]
+        ids[rest[hit]], known[rest[hit]] = self._ids[at[hit]], True
+        return ids, known
+
 
 def with_events(cuts: pl.DataFrame, keys: ShapeIds) -> pl.DataFrame:
     """``cuts`` with each line's ``shape_id`` (null for a key not in ``keys``; a line that
-    has one already keeps it)."""
-    found = pl.lit(keys.of_keys(cuts["key_hash"]))
-    return cuts.with_columns(shape_id=pl.coalesce("shape_id", found) if "shape_id" in cuts.columns else found)
+    has one already keeps it, and only the others are looked up)."""
+    if "shape_id" not in cuts.columns:
+        return cuts.with_columns(shape_id=pl.lit(keys.of_keys(cuts["key_hash"])))
+    missing = cuts["shape_id"].is_null()
+    if not missing.any():
+        return cuts
+    found = keys.of_keys(cuts["key_hash"].filter(missing))
+    return cuts.with_columns(shape_id=cuts["shape_id"].clone().scatter(missing.arg_true(), found))
 
 
 def line_hash() -> pl.Expr:
